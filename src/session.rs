@@ -1,0 +1,174 @@
+//! The per-connection session (spec/store.md "The current task pointer",
+//! seed 002 for capabilities): who is writing, which task is current, and
+//! which capabilities this server was granted. Held in memory, never in the
+//! graph.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+/// One of the three capabilities that gate the MCP tools (seed 002).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Capability {
+    /// The five read tools.
+    Read,
+    /// The eight write tools.
+    Write,
+    /// `observe`.
+    Observe,
+}
+
+impl Capability {
+    /// All three, in the order `--grant` lists them.
+    pub const ALL: [Capability; 3] = [Capability::Read, Capability::Observe, Capability::Write];
+
+    /// `read`, `write` or `observe`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Capability::Read => "read",
+            Capability::Write => "write",
+            Capability::Observe => "observe",
+        }
+    }
+
+    /// Parses `read`, `write` or `observe` (case-insensitive, surrounding
+    /// space ignored). `None` for anything else.
+    pub fn parse(s: &str) -> Option<Capability> {
+        let s = s.trim().to_ascii_lowercase();
+        Capability::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Parses a `--grant` list such as `read,observe`.
+///
+/// Errors: `unknown capability "X"; expected read, observe or write.` for any
+/// item that is not a capability, and `--grant needs at least one capability.`
+/// when the list is empty.
+pub fn parse_grants(list: &str) -> Result<BTreeSet<Capability>, String> {
+    let mut out = BTreeSet::new();
+    for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match Capability::parse(item) {
+            Some(c) => {
+                out.insert(c);
+            }
+            None => {
+                return Err(format!(
+                    "unknown capability \"{item}\"; expected read, observe or write."
+                ));
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("--grant needs at least one capability.".to_string());
+    }
+    Ok(out)
+}
+
+/// A connection's session: its id (written into every event it records), the
+/// current task pointer, and the granted capabilities.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    /// The session id: a ULID minted when the session starts.
+    pub id: String,
+    /// The current task's slug, if one is selected.
+    pub current: Option<String>,
+    /// The capabilities this session may use.
+    pub grants: BTreeSet<Capability>,
+}
+
+impl Session {
+    /// A new session with a fresh ULID id, no current task, and every
+    /// capability granted.
+    pub fn new() -> Session {
+        Session::with_grants(Capability::ALL.into_iter().collect())
+    }
+
+    /// A new session with a fresh ULID id, no current task and `grants`.
+    pub fn with_grants(grants: BTreeSet<Capability>) -> Session {
+        Session {
+            id: ulid::Ulid::new().to_string(),
+            current: None,
+            grants,
+        }
+    }
+
+    /// True when `cap` was granted.
+    pub fn allows(&self, cap: Capability) -> bool {
+        self.grants.contains(&cap)
+    }
+
+    /// `task_create`'s rule: adopt `slug` as current only when none is set.
+    pub fn adopt_if_none(&mut self, slug: &str) {
+        if self.current.is_none() {
+            self.current = Some(slug.to_string());
+        }
+    }
+
+    /// `task_fork`'s and an explicit `task_bootstrap`'s rule: switch to `slug`.
+    pub fn switch_to(&mut self, slug: &str) {
+        self.current = Some(slug.to_string());
+    }
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_session_has_all_grants_and_no_current() {
+        let s = Session::new();
+        assert_eq!(s.id.len(), 26);
+        assert_eq!(s.current, None);
+        assert_eq!(s.grants.len(), 3);
+        assert!(s.allows(Capability::Read));
+        assert!(s.allows(Capability::Write));
+        assert!(s.allows(Capability::Observe));
+    }
+
+    #[test]
+    fn two_sessions_have_distinct_ids() {
+        assert_ne!(Session::new().id, Session::new().id);
+    }
+
+    #[test]
+    fn adopt_only_when_none_switch_always() {
+        let mut s = Session::new();
+        s.adopt_if_none("a");
+        assert_eq!(s.current.as_deref(), Some("a"));
+        s.adopt_if_none("b");
+        assert_eq!(s.current.as_deref(), Some("a"));
+        s.switch_to("c");
+        assert_eq!(s.current.as_deref(), Some("c"));
+    }
+
+    #[test]
+    fn grants_parse_and_refuse() {
+        let g = parse_grants("read, Observe").unwrap();
+        assert_eq!(
+            g.into_iter().collect::<Vec<_>>(),
+            vec![Capability::Read, Capability::Observe]
+        );
+        assert_eq!(
+            parse_grants("read,admin").unwrap_err(),
+            "unknown capability \"admin\"; expected read, observe or write."
+        );
+        assert_eq!(
+            parse_grants(" , ").unwrap_err(),
+            "--grant needs at least one capability."
+        );
+        let s = Session::with_grants(parse_grants("read").unwrap());
+        assert!(s.allows(Capability::Read));
+        assert!(!s.allows(Capability::Write));
+    }
+}
