@@ -136,10 +136,10 @@ pub fn task_id(slug: &str) -> Statement {
     }
 }
 
-/// `SELECT count(*) FROM named_views WHERE name = ?1` (undefine!, write path).
-pub fn user_view_exists(name: &str) -> Statement {
+/// `SELECT query FROM named_views WHERE name = ?1` (define!/undefine!, write path).
+pub fn user_view_text(name: &str) -> Statement {
     Statement {
-        sql: "SELECT count(*) FROM named_views WHERE name = ?1".to_string(),
+        sql: "SELECT query FROM named_views WHERE name = ?1".to_string(),
         params: vec![Param::Text(name.to_string())],
     }
 }
