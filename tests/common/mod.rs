@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod queries;
+
 use cairn::session::Session;
 use cairn::store::{EdgeType, NewEvent, Status, Store};
 use cairn::tq::Surface;
@@ -125,3 +127,38 @@ impl Fx {
 /// The exact refusal of §3.
 pub const REFUSED: &str =
     "Query error: Mutations need the task_query_write surface; task_query is read-only.";
+
+/// One store holding every shape the §8 read queries need; current task
+/// `parent`.
+pub fn seeded() -> Fx {
+    let mut f = Fx::new();
+    f.create("parent");
+    f.fork("parent", "child");
+    f.create("alpha");
+    f.create("beta");
+    f.link("alpha", "beta", EdgeType::DependsOn);
+    f.create("xray");
+    f.meta("xray", "display-name", "X-Ray");
+    f.fork("parent", "p1");
+    f.fork("parent", "p2");
+    f.link("p2", "p1", EdgeType::DependsOn);
+    f.create("a");
+    f.create("b");
+    f.create("c");
+    f.link("a", "b", EdgeType::Related);
+    f.link("b", "c", EdgeType::Related);
+    f.link("c", "a", EdgeType::Related);
+    f.create("fan");
+    f.create("done");
+    f.create("live");
+    f.link("fan", "done", EdgeType::DependsOn);
+    f.link("fan", "live", EdgeType::DependsOn);
+    f.status("done", Status::Completed);
+    f.create_described("tokenizer", "Fix the BM25 ranking");
+    f.observe("a", "one");
+    f.observe("a", "two");
+    f.meta("a", "priority", "high");
+    assert_eq!(f.w(r#"(-> (define! "mine" (active)) (:count))"#), "14");
+    f.current("parent");
+    f
+}
