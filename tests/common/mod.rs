@@ -158,7 +158,7 @@ pub fn seeded() -> Fx {
     f.observe("a", "one");
     f.observe("a", "two");
     f.meta("a", "priority", "high");
-    assert_eq!(f.w(r#"(-> (define! "mine" (active)) (:count))"#), "14");
+    assert_eq!(f.w(r#"(-> (define! "mine" (active)) (:count))"#), "13");
     f.current("parent");
     f
 }
