@@ -79,9 +79,18 @@ fn count(store: &Store, table: &str) -> i64 {
 #[test]
 fn task_create_folds_row_status_description_project() {
     let (_d, st) = store();
-    st.write(&[NewEvent::task_create(S, 100, "2026-01-01-alpha", Some("first"), Some("proj"))])
-        .unwrap();
-    assert_eq!(task_row(&st, "2026-01-01-alpha"), "2026-01-01-alpha|-|-|active|first|100|100|100|100|proj");
+    st.write(&[NewEvent::task_create(
+        S,
+        100,
+        "2026-01-01-alpha",
+        Some("first"),
+        Some("proj"),
+    )])
+    .unwrap();
+    assert_eq!(
+        task_row(&st, "2026-01-01-alpha"),
+        "2026-01-01-alpha|-|-|active|first|100|100|100|100|proj"
+    );
     assert_eq!(count(&st, "tasks"), 1);
     assert!(st.verify().unwrap().ok);
 }
@@ -89,7 +98,8 @@ fn task_create_folds_row_status_description_project() {
 #[test]
 fn task_create_without_description_leaves_it_null() {
     let (_d, st) = store();
-    st.write(&[NewEvent::task_create(S, 100, "a", None, None)]).unwrap();
+    st.write(&[NewEvent::task_create(S, 100, "a", None, None)])
+        .unwrap();
     assert_eq!(task_row(&st, "a"), "a|-|-|active|-|100|100|100|-|-");
 }
 
@@ -179,7 +189,10 @@ fn set_metadata_is_lww_per_key() {
     ])
     .unwrap();
     assert_eq!(
-        rows(st.conn(), "SELECT key, value, ts FROM task_metadata ORDER BY key"),
+        rows(
+            st.conn(),
+            "SELECT key, value, ts FROM task_metadata ORDER BY key"
+        ),
         vec!["objective|ship it|104", "priority|high|105"]
     );
     assert_eq!(st.metadata_keys().unwrap(), vec!["objective", "priority"]);
@@ -194,17 +207,28 @@ fn observation_adds_nfc_row_indexed_by_fts() {
     ])
     .unwrap();
     assert_eq!(
-        rows(st.conn(), "SELECT t.slug, o.text, o.ts FROM observations o JOIN tasks t ON t.id = o.task_id"),
+        rows(
+            st.conn(),
+            "SELECT t.slug, o.text, o.ts FROM observations o JOIN tasks t ON t.id = o.task_id"
+        ),
         vec!["a|caf\u{e9} fixed in tools.lisp:45-78|101"]
     );
     let hits: i64 = st
         .conn()
-        .query_row("SELECT count(*) FROM obs_fts WHERE obs_fts MATCH '\"tools.lisp:45-78\"'", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM obs_fts WHERE obs_fts MATCH '\"tools.lisp:45-78\"'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(hits, 1);
     let prefix: i64 = st
         .conn()
-        .query_row("SELECT count(*) FROM obs_fts WHERE obs_fts MATCH 'fix*'", [], |r| r.get(0))
+        .query_row(
+            "SELECT count(*) FROM obs_fts WHERE obs_fts MATCH 'fix*'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert_eq!(prefix, 1);
 }
@@ -218,7 +242,10 @@ fn handoff_adds_row_and_observation() {
     ])
     .unwrap();
     assert_eq!(
-        rows(st.conn(), "SELECT t.slug, h.summary, h.path, h.ts FROM handoffs h JOIN tasks t ON t.id = h.task_id"),
+        rows(
+            st.conn(),
+            "SELECT t.slug, h.summary, h.path, h.ts FROM handoffs h JOIN tasks t ON t.id = h.task_id"
+        ),
         vec!["a|paused mid-refactor|.cairn/tasks/a/h.md|200"]
     );
     assert_eq!(
@@ -230,18 +257,36 @@ fn handoff_adds_row_and_observation() {
 #[test]
 fn view_define_and_undefine_fold_named_views_on_cairn_node() {
     let (_d, st) = store();
-    st.write(&[NewEvent::view_define(S, 100, "mine", "(active)")]).unwrap();
-    assert_eq!(rows(st.conn(), "SELECT name, query, ts FROM named_views"), vec!["mine|(active)|100"]);
+    st.write(&[NewEvent::view_define(S, 100, "mine", "(active)")])
+        .unwrap();
+    assert_eq!(
+        rows(st.conn(), "SELECT name, query, ts FROM named_views"),
+        vec!["mine|(active)|100"]
+    );
     assert!(st.task_exists(RESERVED_CAIRN).unwrap());
-    assert_eq!(task_row(&st, RESERVED_CAIRN), "@cairn|-|-|active|-|100|100|-|-|-");
+    assert_eq!(
+        task_row(&st, RESERVED_CAIRN),
+        "@cairn|-|-|active|-|100|100|-|-|-"
+    );
     // An undefine older than the define does nothing; a newer one removes it.
     st.write(&[NewEvent::view_undefine(S, 99, "mine")]).unwrap();
-    assert_eq!(rows(st.conn(), "SELECT name FROM named_views"), vec!["mine"]);
-    st.write(&[NewEvent::view_undefine(S, 101, "mine")]).unwrap();
-    assert_eq!(rows(st.conn(), "SELECT name FROM named_views"), Vec::<String>::new());
+    assert_eq!(
+        rows(st.conn(), "SELECT name FROM named_views"),
+        vec!["mine"]
+    );
+    st.write(&[NewEvent::view_undefine(S, 101, "mine")])
+        .unwrap();
+    assert_eq!(
+        rows(st.conn(), "SELECT name FROM named_views"),
+        Vec::<String>::new()
+    );
     // A define older than the undefine stays undefined.
-    st.write(&[NewEvent::view_define(S, 100, "mine", "(all)")]).unwrap();
-    assert_eq!(rows(st.conn(), "SELECT name FROM named_views"), Vec::<String>::new());
+    st.write(&[NewEvent::view_define(S, 100, "mine", "(all)")])
+        .unwrap();
+    assert_eq!(
+        rows(st.conn(), "SELECT name FROM named_views"),
+        Vec::<String>::new()
+    );
     assert!(st.verify().unwrap().ok);
 }
 
@@ -265,8 +310,10 @@ fn unknown_type_is_logged_and_folds_to_nothing() {
 #[test]
 fn event_log_row_is_canonical() {
     let (_d, st) = store();
-    st.write(&[NewEvent::task_create(S, 100, "a", Some("d"), None)]).unwrap();
-    st.write(&[NewEvent::observation("sess-2", 101, "a", "x")]).unwrap();
+    st.write(&[NewEvent::task_create(S, 100, "a", Some("d"), None)])
+        .unwrap();
+    st.write(&[NewEvent::observation("sess-2", 101, "a", "x")])
+        .unwrap();
     let log = rows(
         st.conn(),
         "SELECT seq, length(event_id), task_id, type, ts, session_id, prev_session_id, data, length(event_key) FROM events",
@@ -322,7 +369,9 @@ fn write_with_sees_folded_rows_and_rolls_back_on_err() {
     let (_d, st) = store();
     let seen: Result<i64, StoreError> = st.write_with(|tx| {
         tx.append(&[NewEvent::task_create(S, 1, "a", None, None)])?;
-        let n: i64 = tx.conn().query_row("SELECT count(*) FROM tasks", [], |r| r.get(0))?;
+        let n: i64 = tx
+            .conn()
+            .query_row("SELECT count(*) FROM tasks", [], |r| r.get(0))?;
         Ok(n)
     });
     assert_eq!(seen.unwrap(), 1);
@@ -369,15 +418,21 @@ fn late_arriving_older_link_does_not_resurrect_a_severed_parent() {
     // ts order: set B (1), set C (2), sever{A,B} (3) → parent C.
     // Arrival order: set B, sever{A,B}, set C.
     let (_d, st) = store();
-    st.write(&[NewEvent::link(S, 1, "a", "b", EdgeType::PhaseOf)]).unwrap();
-    st.write(&[NewEvent::sever(S, 3, "a", "b", EdgeType::PhaseOf)]).unwrap();
+    st.write(&[NewEvent::link(S, 1, "a", "b", EdgeType::PhaseOf)])
+        .unwrap();
+    st.write(&[NewEvent::sever(S, 3, "a", "b", EdgeType::PhaseOf)])
+        .unwrap();
     assert_eq!(task_row(&st, "a"), "a|-|-|active|-|1|3|-|-|-");
-    st.write(&[NewEvent::link(S, 2, "a", "c", EdgeType::PhaseOf)]).unwrap();
+    st.write(&[NewEvent::link(S, 2, "a", "c", EdgeType::PhaseOf)])
+        .unwrap();
     assert_eq!(task_row(&st, "a"), "a|-|c|active|-|1|3|-|-|-");
     // An old link of the severed pair stays severed.
-    st.write(&[NewEvent::link(S, 0, "a", "b", EdgeType::Related)]).unwrap();
-    st.write(&[NewEvent::sever(S, 5, "a", "b", EdgeType::Related)]).unwrap();
-    st.write(&[NewEvent::link(S, 4, "a", "b", EdgeType::Related)]).unwrap();
+    st.write(&[NewEvent::link(S, 0, "a", "b", EdgeType::Related)])
+        .unwrap();
+    st.write(&[NewEvent::sever(S, 5, "a", "b", EdgeType::Related)])
+        .unwrap();
+    st.write(&[NewEvent::link(S, 4, "a", "b", EdgeType::Related)])
+        .unwrap();
     assert_eq!(count(&st, "edges"), 0);
     assert!(st.verify().unwrap().ok);
 }
@@ -399,15 +454,21 @@ fn created_ts_is_min_and_updated_ts_is_max_of_events_naming_the_task() {
 #[test]
 fn verify_detects_a_tampered_projection_and_rebuild_repairs_it() {
     let (_d, st) = store();
-    st.write(&[NewEvent::task_create(S, 100, "a", Some("x"), None)]).unwrap();
+    st.write(&[NewEvent::task_create(S, 100, "a", Some("x"), None)])
+        .unwrap();
     let good = st.digest().unwrap();
-    st.conn().execute("UPDATE tasks SET description = 'tampered'", []).unwrap();
+    st.conn()
+        .execute("UPDATE tasks SET description = 'tampered'", [])
+        .unwrap();
     let v = st.verify().unwrap();
     assert!(!v.ok);
     assert_ne!(v.before, v.after);
     assert_eq!(v.after, good);
     // verify changed nothing.
-    assert_eq!(task_row(&st, "a"), "a|-|-|active|tampered|100|100|100|100|-");
+    assert_eq!(
+        task_row(&st, "a"),
+        "a|-|-|active|tampered|100|100|100|100|-"
+    );
     st.rebuild().unwrap();
     assert_eq!(st.digest().unwrap(), good);
     assert!(st.verify().unwrap().ok);
@@ -416,8 +477,12 @@ fn verify_detects_a_tampered_projection_and_rebuild_repairs_it() {
 #[test]
 fn require_task_refuses_unknown_slugs() {
     let (_d, st) = store();
-    st.write(&[NewEvent::task_create(S, 1, "2026-01-01-real", None, None)]).unwrap();
-    assert_eq!(st.require_task("work:2026-01-01-real").unwrap(), "2026-01-01-real");
+    st.write(&[NewEvent::task_create(S, 1, "2026-01-01-real", None, None)])
+        .unwrap();
+    assert_eq!(
+        st.require_task("work:2026-01-01-real").unwrap(),
+        "2026-01-01-real"
+    );
     assert_eq!(
         st.require_task("2026-01-01-ghost").unwrap_err().to_string(),
         "No task 2026-01-01-ghost."
@@ -434,11 +499,20 @@ fn open_writes_gitignore_wal_and_version() {
         "cairn.db*\n"
     );
     assert_eq!(st.schema_version().unwrap(), 1);
-    let mode: String = st.conn().query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+    let mode: String = st
+        .conn()
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(mode, "wal");
-    let fk: i64 = st.conn().query_row("PRAGMA foreign_keys", [], |r| r.get(0)).unwrap();
+    let fk: i64 = st
+        .conn()
+        .query_row("PRAGMA foreign_keys", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(fk, 1);
-    let sync: i64 = st.conn().query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
+    let sync: i64 = st
+        .conn()
+        .query_row("PRAGMA synchronous", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(sync, 1);
 }
 
@@ -448,9 +522,13 @@ fn an_older_stamp_is_migrated_forward_keeping_data() {
     let db = dir.path().join("cairn.db");
     {
         let st = Store::open(&db).unwrap();
-        st.write(&[NewEvent::task_create(S, 1, "a", None, None)]).unwrap();
+        st.write(&[NewEvent::task_create(S, 1, "a", None, None)])
+            .unwrap();
         st.conn()
-            .execute("UPDATE schema_meta SET value = '0' WHERE key = 'version'", [])
+            .execute(
+                "UPDATE schema_meta SET value = '0' WHERE key = 'version'",
+                [],
+            )
             .unwrap();
         assert_eq!(st.schema_version().unwrap(), 0);
     }
@@ -467,7 +545,10 @@ fn a_newer_store_is_refused() {
     {
         let st = Store::open(&db).unwrap();
         st.conn()
-            .execute("UPDATE schema_meta SET value = '99' WHERE key = 'version'", [])
+            .execute(
+                "UPDATE schema_meta SET value = '99' WHERE key = 'version'",
+                [],
+            )
             .unwrap();
     }
     assert_eq!(
@@ -484,11 +565,16 @@ fn opening_a_current_store_takes_no_write_lock() {
     let holder = Connection::open(&db).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
     holder
-        .execute("INSERT INTO schema_meta(key, value) VALUES ('probe', 'x')", [])
+        .execute(
+            "INSERT INTO schema_meta(key, value) VALUES ('probe', 'x')",
+            [],
+        )
         .unwrap();
     // With the write lock held elsewhere, opening must not need it.
     let holder_busy = Connection::open(&db).unwrap();
-    holder_busy.busy_timeout(std::time::Duration::from_millis(0)).unwrap();
+    holder_busy
+        .busy_timeout(std::time::Duration::from_millis(0))
+        .unwrap();
     assert!(holder_busy.execute_batch("BEGIN IMMEDIATE").is_err());
     let st = Store::open(&db).unwrap();
     assert_eq!(st.schema_version().unwrap(), 1);
@@ -498,9 +584,12 @@ fn opening_a_current_store_takes_no_write_lock() {
 #[test]
 fn reader_is_read_only() {
     let (_d, st) = store();
-    st.write(&[NewEvent::task_create(S, 1, "a", None, None)]).unwrap();
+    st.write(&[NewEvent::task_create(S, 1, "a", None, None)])
+        .unwrap();
     let r = st.reader().unwrap();
-    let n: i64 = r.query_row("SELECT count(*) FROM tasks", [], |x| x.get(0)).unwrap();
+    let n: i64 = r
+        .query_row("SELECT count(*) FROM tasks", [], |x| x.get(0))
+        .unwrap();
     assert_eq!(n, 1);
     assert!(r.execute("DELETE FROM tasks", []).is_err());
 }
@@ -511,12 +600,15 @@ fn mint_slug_appends_collision_suffixes() {
     let today = time::macros::date!(2026 - 06 - 22);
     let first = st.mint_slug("tune search ranking", today).unwrap();
     assert_eq!(first, "2026-06-22-tune-search-ranking");
-    st.write(&[NewEvent::task_create(S, 1, &first, None, None)]).unwrap();
+    st.write(&[NewEvent::task_create(S, 1, &first, None, None)])
+        .unwrap();
     let second = st.mint_slug("tune search ranking", today).unwrap();
     assert_eq!(second, "2026-06-22-tune-search-ranking-2");
-    st.write(&[NewEvent::task_create(S, 2, &second, None, None)]).unwrap();
+    st.write(&[NewEvent::task_create(S, 2, &second, None, None)])
+        .unwrap();
     assert_eq!(
-        st.mint_slug("2026-01-01-tune search ranking", today).unwrap(),
+        st.mint_slug("2026-01-01-tune search ranking", today)
+            .unwrap(),
         "2026-06-22-tune-search-ranking-3"
     );
 }

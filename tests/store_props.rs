@@ -16,7 +16,13 @@ fn event(spec: &Spec) -> NewEvent {
     let (s, subject, other, w) = (SESSIONS[sess], SLUGS[subj], SLUGS[other], WORDS[word]);
     let edge = EdgeType::ALL[word % 4];
     match kind {
-        0 => NewEvent::task_create(s, ts, subject, Some(w), if word == 0 { None } else { Some(w) }),
+        0 => NewEvent::task_create(
+            s,
+            ts,
+            subject,
+            Some(w),
+            if word == 0 { None } else { Some(w) },
+        ),
         1 => NewEvent::update_status(s, ts, subject, Status::ALL[word % 5]),
         2 => NewEvent::update_description(s, ts, subject, w),
         3 => NewEvent::fork(s, ts, subject, other, EdgeType::ALL[(word + subj) % 4]),
