@@ -612,3 +612,26 @@ fn mint_slug_appends_collision_suffixes() {
         "2026-06-22-tune-search-ranking-3"
     );
 }
+
+#[test]
+fn prev_session_is_the_previous_distinct_writer_of_the_task() {
+    let (_d, st) = store();
+    st.write(&[
+        NewEvent::task_create("s1", 1, "a", None, None),
+        NewEvent::observation("s1", 2, "a", "one"),
+        NewEvent::observation("s2", 3, "a", "two"),
+        NewEvent::observation("s2", 4, "a", "three"),
+        NewEvent::observation("s1", 5, "a", "four"),
+        NewEvent::observation("s3", 6, "b", "other task"),
+    ])
+    .unwrap();
+    assert_eq!(
+        rows(
+            st.conn(),
+            "SELECT seq, session_id, prev_session_id FROM events ORDER BY seq"
+        ),
+        vec![
+            "1|s1|-", "2|s1|-", "3|s2|s1", "4|s2|s1", "5|s1|s2", "6|s3|-"
+        ]
+    );
+}

@@ -39,8 +39,9 @@ pub(crate) enum Action {
     Status(Status),
     Description(String),
     /// Fork (subject → child) and link (subject → target) share this shape:
-    /// `from` is the subject, `to` the other task; `child_side` says which
-    /// one's parent a structural edge sets (fork: `to`'s parent is `from`).
+    /// `other` is the child/target; `fork` says which side a structural edge
+    /// gives a parent (fork: `other`'s parent is the subject; link: the
+    /// subject's parent is `other`).
     Connect {
         other: String,
         edge: EdgeType,

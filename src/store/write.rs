@@ -91,13 +91,21 @@ impl WriteTx<'_> {
         }
         parse_action(&ev.event_type, &ev.data).map_err(invalid)?;
         let conn: &Connection = &self.tx;
-        let prev: Option<String> = conn
+        // The previous distinct session: the last event's session when it is
+        // not ours, else the last event's own previous session (one indexed
+        // lookup, not a scan of our own events).
+        let last: Option<(String, Option<String>)> = conn
             .prepare_cached(
-                "SELECT session_id FROM events WHERE task_id = ?1 AND session_id <> ?2
+                "SELECT session_id, prev_session_id FROM events WHERE task_id = ?1
                  ORDER BY seq DESC LIMIT 1",
             )?
-            .query_row(params![ev.task_id, ev.session_id], |r| r.get(0))
+            .query_row(params![ev.task_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
+        let prev = match last {
+            Some((session, _)) if session != ev.session_id => Some(session),
+            Some((_, prev)) => prev,
+            None => None,
+        };
         let inserted = conn
             .prepare_cached(
                 "INSERT OR IGNORE INTO events(event_id, event_key, task_id, type, ts, session_id, prev_session_id, data)
