@@ -635,3 +635,27 @@ fn prev_session_is_the_previous_distinct_writer_of_the_task() {
         ]
     );
 }
+
+#[test]
+fn blank_names_in_data_are_refused_and_nothing_is_recorded() {
+    let (_d, st) = store();
+    let err =
+        cairn::store::write(&st, &[NewEvent::link(S, 1, "a", "", EdgeType::Related)]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid task.link event: data.target_id must not be blank"
+    );
+    let err = cairn::store::write(&st, &[NewEvent::view_define(S, 1, " ", "(all)")]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid view.define event: data.name must not be blank"
+    );
+    let err = st
+        .write(&[NewEvent::observation(S, 1, "", "x")])
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid observation event: the subject task_id is empty"
+    );
+    assert_eq!(st.event_count().unwrap(), 0);
+}

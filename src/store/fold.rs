@@ -78,6 +78,16 @@ fn text_field(data: &Value, key: &str) -> Result<String, String> {
     }
 }
 
+/// A string field that must not be blank (task ids, metadata keys, view names).
+fn name_field(data: &Value, key: &str) -> Result<String, String> {
+    let s = text_field(data, key)?;
+    if s.trim().is_empty() {
+        Err(format!("data.{key} must not be blank"))
+    } else {
+        Ok(s)
+    }
+}
+
 fn opt_text_field(data: &Value, key: &str) -> Result<Option<String>, String> {
     match data.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -109,21 +119,21 @@ pub(crate) fn parse_action(event_type: &str, data: &Value) -> Result<Action, Str
         }
         types::UPDATE_DESCRIPTION => Action::Description(text_field(data, "description")?),
         types::FORK => Action::Connect {
-            other: text_field(data, "child_id")?,
+            other: name_field(data, "child_id")?,
             edge: edge_field(data)?,
             fork: true,
         },
         types::LINK => Action::Connect {
-            other: text_field(data, "target_id")?,
+            other: name_field(data, "target_id")?,
             edge: edge_field(data)?,
             fork: false,
         },
         types::SEVER => Action::Sever {
-            other: text_field(data, "target_id")?,
+            other: name_field(data, "target_id")?,
             edge: edge_field(data)?,
         },
         types::SET_METADATA => Action::Metadata {
-            key: text_field(data, "key")?,
+            key: name_field(data, "key")?,
             value: text_field(data, "value")?,
         },
         types::OBSERVATION => Action::Observation(text_field(data, "text")?),
@@ -132,11 +142,11 @@ pub(crate) fn parse_action(event_type: &str, data: &Value) -> Result<Action, Str
             path: text_field(data, "path")?,
         },
         types::VIEW_DEFINE => Action::ViewDefine {
-            name: text_field(data, "name")?,
+            name: name_field(data, "name")?,
             query: text_field(data, "query")?,
         },
         types::VIEW_UNDEFINE => Action::ViewUndefine {
-            name: text_field(data, "name")?,
+            name: name_field(data, "name")?,
         },
         _ => Action::Unknown,
     })
