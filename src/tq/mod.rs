@@ -2,5 +2,9 @@
 //! query → plan → SQL → rows → text.
 
 pub mod ast;
+pub mod diagnostic;
+pub mod lexer;
+pub mod parser;
+pub mod registry;
 
 pub use ast::Surface;
