@@ -105,10 +105,11 @@ impl Diagnostic {
         let config = Config::default()
             .with_color(color)
             .with_index_type(IndexType::Byte);
-        let mut builder = Report::build(ReportKind::Custom(title, ariadne::Color::Red), span.clone())
-            .with_config(config)
-            .with_message(&self.message)
-            .with_label(Label::new(span).with_message(&self.message));
+        let mut builder =
+            Report::build(ReportKind::Custom(title, ariadne::Color::Red), span.clone())
+                .with_config(config)
+                .with_message(&self.message)
+                .with_label(Label::new(span).with_message(&self.message));
         if let Some(help) = &self.help {
             builder = builder.with_help(help);
         }

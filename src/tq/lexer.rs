@@ -20,6 +20,8 @@ pub enum LexError {
     Unterminated,
     /// An integer that does not fit in 64 bits.
     IntRange,
+    /// A decimal too large for a 64-bit float.
+    DecRange,
 }
 
 /// One token. Keyword and symbol text is lower case; a keyword's text has no colon.
@@ -50,8 +52,15 @@ pub enum Token {
     #[regex(r"[+-]?[0-9]+", |lex| lex.slice().parse::<i64>().map_err(|_| LexError::IntRange), priority = 10)]
     Int(i64),
     /// A decimal like `1.5` or `-0.25`.
-    #[regex(r"[+-]?[0-9]+\.[0-9]+", |lex| lex.slice().parse::<f64>().map_err(|_| LexError::Unexpected), priority = 10)]
+    #[regex(r"[+-]?[0-9]+\.[0-9]+", decimal, priority = 10)]
     Dec(f64),
+}
+
+fn decimal(lex: &mut logos::Lexer<Token>) -> Result<f64, LexError> {
+    match lex.slice().parse::<f64>() {
+        Ok(d) if d.is_finite() => Ok(d),
+        _ => Err(LexError::DecRange),
+    }
 }
 
 fn unterminated(_: &mut logos::Lexer<Token>) -> Result<(), LexError> {
@@ -87,7 +96,7 @@ pub type SpannedToken = (Token, Span);
 /// Splits `text` into tokens. The first unlexable input is a parse error at
 /// its span: `Unexpected character '#'.`, `Unknown escape \n in a string;
 /// only \" and \\ are allowed.`, `Unterminated string; add the closing ".`,
-/// `Integer N does not fit in 64 bits.`
+/// `Integer N does not fit in 64 bits.`, `Decimal N is out of range.`
 pub fn lex(text: &str) -> Result<Vec<SpannedToken>, Diagnostic> {
     let mut out = Vec::new();
     let mut lexer = Token::lexer(text);
@@ -114,7 +123,17 @@ fn lex_error(text: &str, err: LexError, span: Span) -> Diagnostic {
             Diagnostic::parse("Unterminated string; add the closing \".", span)
         }
         LexError::IntRange => Diagnostic::parse(
-            format!("Integer {} does not fit in 64 bits.", text.get(span.clone()).unwrap_or("")),
+            format!(
+                "Integer {} does not fit in 64 bits.",
+                text.get(span.clone()).unwrap_or("")
+            ),
+            span,
+        ),
+        LexError::DecRange => Diagnostic::parse(
+            format!(
+                "Decimal {} is out of range.",
+                text.get(span.clone()).unwrap_or("")
+            ),
             span,
         ),
         LexError::Unexpected => {
@@ -171,31 +190,56 @@ mod tests {
     fn comments_and_whitespace_skip() {
         assert_eq!(
             toks("; hi\n(all) ; (x\n"),
-            vec![(Token::LParen, 5..6), (Token::Symbol("all".into()), 6..9), (Token::RParen, 9..10)]
+            vec![
+                (Token::LParen, 5..6),
+                (Token::Symbol("all".into()), 6..9),
+                (Token::RParen, 9..10)
+            ]
         );
     }
 
     #[test]
     fn errors() {
         let e = lex("(all #)").unwrap_err();
-        assert_eq!((e.message.as_str(), e.span), ("Unexpected character '#'.", Some(5..6)));
+        assert_eq!(
+            (e.message.as_str(), e.span),
+            ("Unexpected character '#'.", Some(5..6))
+        );
         let e = lex("'(all)").unwrap_err();
-        assert_eq!((e.message.as_str(), e.span), ("Unexpected character '''.", Some(0..1)));
+        assert_eq!(
+            (e.message.as_str(), e.span),
+            ("Unexpected character '''.", Some(0..1))
+        );
         let e = lex("(node \"a\\nb\")").unwrap_err();
         assert_eq!(
             (e.message.as_str(), e.span),
-            ("Unknown escape \\n in a string; only \\\" and \\\\ are allowed.", Some(8..10))
+            (
+                "Unknown escape \\n in a string; only \\\" and \\\\ are allowed.",
+                Some(8..10)
+            )
         );
         let e = lex("(node \"ab").unwrap_err();
-        assert_eq!((e.message.as_str(), e.span), ("Unterminated string; add the closing \".", Some(6..9)));
+        assert_eq!(
+            (e.message.as_str(), e.span),
+            ("Unterminated string; add the closing \".", Some(6..9))
+        );
         let e = lex("(:take 99999999999999999999)").unwrap_err();
         assert_eq!(
             (e.message.as_str(), e.span),
-            ("Integer 99999999999999999999 does not fit in 64 bits.", Some(7..27))
+            (
+                "Integer 99999999999999999999 does not fit in 64 bits.",
+                Some(7..27)
+            )
         );
         let e = lex("( : )").unwrap_err();
-        assert_eq!((e.message.as_str(), e.span), ("Unexpected character ':'.", Some(2..3)));
+        assert_eq!(
+            (e.message.as_str(), e.span),
+            ("Unexpected character ':'.", Some(2..3))
+        );
         let e = lex("(node é)").unwrap_err();
-        assert_eq!((e.message.as_str(), e.span), ("Unexpected character 'é'.", Some(6..8)));
+        assert_eq!(
+            (e.message.as_str(), e.span),
+            ("Unexpected character 'é'.", Some(6..8))
+        );
     }
 }

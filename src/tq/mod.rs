@@ -2,9 +2,15 @@
 //! query → plan → SQL → rows → text.
 
 pub mod ast;
+pub mod check;
 pub mod diagnostic;
+pub mod front;
 pub mod lexer;
 pub mod parser;
+pub mod print;
 pub mod registry;
 
 pub use ast::Surface;
+pub use diagnostic::{DiagKind, Diagnostic};
+pub use front::compile;
+pub use print::print;

@@ -101,13 +101,11 @@ fn prescan(text: &str, tokens: &[(Token, Span)]) -> Result<(), Diagnostic> {
                 }
                 open.push(span.clone());
             }
-            Token::RParen => {
-                if open.pop().is_none() {
-                    return Err(Diagnostic::parse(
-                        "Unexpected ')' with no matching '('.",
-                        span.clone(),
-                    ));
-                }
+            Token::RParen if open.pop().is_none() => {
+                return Err(Diagnostic::parse(
+                    "Unexpected ')' with no matching '('.",
+                    span.clone(),
+                ));
             }
             _ => {}
         }
@@ -144,11 +142,10 @@ where
             .collect::<Vec<_>>()
             .map(Sexp::List)
             .delimited_by(just(Token::LParen), just(Token::RParen));
-        atom.or(list)
-            .map_with(|node, e| {
-                let span: SimpleSpan = e.span();
-                Spanned::new(node, span.into_range())
-            })
+        atom.or(list).map_with(|node, e| {
+            let span: SimpleSpan = e.span();
+            Spanned::new(node, span.into_range())
+        })
     })
 }
 
@@ -165,7 +162,9 @@ mod tests {
     fn parses_nested_form_with_spans() {
         let s = parse("(-> (all) (:take 5))").unwrap();
         assert_eq!(s.span, 0..20);
-        let Sexp::List(items) = &s.node else { panic!("list") };
+        let Sexp::List(items) = &s.node else {
+            panic!("list")
+        };
         assert_eq!(items.len(), 3);
         assert_eq!(items[0].node, Sexp::Symbol("->".into()));
         assert_eq!(items[1].span, 4..9);
@@ -185,17 +184,44 @@ mod tests {
 
     #[test]
     fn malformed_cases() {
-        assert_eq!(err("((("), ("Unclosed '('; expected ')' before the end of the query.".into(), 2..3));
-        assert_eq!(err("(all))"), ("Unexpected ')' with no matching '('.".into(), 5..6));
-        assert_eq!(err(")"), ("Unexpected ')' with no matching '('.".into(), 0..1));
-        assert_eq!(err("(all) (active)"), ("Expected one form, found a second one.".into(), 6..7));
-        assert_eq!(err("(all) x"), ("Expected one form, found a second one.".into(), 6..7));
-        assert_eq!(err("  ; nothing"), ("Expected a form, found the end of the query.".into(), 11..11));
+        assert_eq!(
+            err("((("),
+            (
+                "Unclosed '('; expected ')' before the end of the query.".into(),
+                2..3
+            )
+        );
+        assert_eq!(
+            err("(all))"),
+            ("Unexpected ')' with no matching '('.".into(), 5..6)
+        );
+        assert_eq!(
+            err(")"),
+            ("Unexpected ')' with no matching '('.".into(), 0..1)
+        );
+        assert_eq!(
+            err("(all) (active)"),
+            ("Expected one form, found a second one.".into(), 6..7)
+        );
+        assert_eq!(
+            err("(all) x"),
+            ("Expected one form, found a second one.".into(), 6..7)
+        );
+        assert_eq!(
+            err("  ; nothing"),
+            (
+                "Expected a form, found the end of the query.".into(),
+                11..11
+            )
+        );
         assert_eq!(err("'(all)"), ("Unexpected character '''.".into(), 0..1));
         assert_eq!(err("(all #t)"), ("Unexpected character '#'.".into(), 5..6));
         assert_eq!(
             err("(node \"\\q\")"),
-            ("Unknown escape \\q in a string; only \\\" and \\\\ are allowed.".into(), 7..9)
+            (
+                "Unknown escape \\q in a string; only \\\" and \\\\ are allowed.".into(),
+                7..9
+            )
         );
     }
 
@@ -204,9 +230,15 @@ mod tests {
         let ok = format!("{}{}", "(".repeat(128), ")".repeat(128));
         assert!(parse(&ok).is_ok());
         let deep = format!("{}{}", "(".repeat(129), ")".repeat(129));
-        assert_eq!(err(&deep), ("Nesting deeper than 128 levels.".into(), 128..129));
+        assert_eq!(
+            err(&deep),
+            ("Nesting deeper than 128 levels.".into(), 128..129)
+        );
         let huge = "(".repeat(60_000);
-        assert_eq!(err(&huge), ("Nesting deeper than 128 levels.".into(), 128..129));
+        assert_eq!(
+            err(&huge),
+            ("Nesting deeper than 128 levels.".into(), 128..129)
+        );
     }
 
     #[test]
@@ -215,7 +247,10 @@ mod tests {
         let len = long.len();
         assert_eq!(
             err(&long),
-            (format!("Query text is {len} bytes; the limit is 65536 bytes (64 KiB)."), 65536..len)
+            (
+                format!("Query text is {len} bytes; the limit is 65536 bytes (64 KiB)."),
+                65536..len
+            )
         );
         let exact = format!("(node \"{}\")", "a".repeat(MAX_BYTES - 9));
         assert_eq!(exact.len(), MAX_BYTES);
