@@ -115,7 +115,11 @@ impl Diagnostic {
         }
         let mut buf = Vec::new();
         match builder.finish().write(Source::from(source), &mut buf) {
-            Ok(()) => String::from_utf8_lossy(&buf).into_owned(),
+            Ok(()) => {
+                let text = String::from_utf8_lossy(&buf).into_owned();
+                // ariadne colours a custom report kind even with colour off.
+                if color { text } else { strip_ansi(&text) }
+            }
             Err(_) => self.render_plain(),
         }
     }
@@ -140,4 +144,22 @@ fn clamp_span(source: &str, span: Span) -> Span {
         end += 1;
     }
     start..end
+}
+
+/// Removes ANSI SGR sequences (`ESC [ ... m`).
+fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' && chars.peek() == Some(&'[') {
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
