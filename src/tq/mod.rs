@@ -8,6 +8,7 @@ pub mod front;
 pub mod lexer;
 pub mod parser;
 pub mod print;
+pub mod reference;
 pub mod registry;
 
 pub use ast::Surface;
