@@ -502,3 +502,24 @@ fn accepted_spellings() {
     assert!(compile("(-> (all) (:where (on :updated-ts \"2024-02-29\")))", &[]).is_ok());
     assert!(compile("(-> (all) (:where (on :updated-ts \"2025-02-29\")))", &[]).is_err());
 }
+
+#[test]
+fn nesting_limit_holds_through_the_checker() {
+    // (-> (all) (:where PRED)): 2 levels, then one per (not, then (has.
+    let nested = |n: usize| {
+        format!(
+            "(-> (all) (:where {}(has :slug){}))",
+            "(not ".repeat(n),
+            ")".repeat(n)
+        )
+    };
+    let q = compile(&nested(125), &[]).unwrap();
+    assert_eq!(compile(&print(&q), &[]).unwrap(), q);
+    let d = compile(&nested(126), &[]).unwrap_err();
+    assert_eq!(
+        d.render_plain(),
+        "Parse error: Nesting deeper than 128 levels."
+    );
+    let start = 18 + 5 * 126; // the (has that is the 129th level
+    assert_eq!(d.span, Some(start..start + 1));
+}
