@@ -105,16 +105,21 @@ impl Diagnostic {
         let config = Config::default()
             .with_color(color)
             .with_index_type(IndexType::Byte);
-        let mut builder =
-            Report::build(ReportKind::Custom(title, ariadne::Color::Red), span.clone())
-                .with_config(config)
-                .with_message(&self.message)
-                .with_label(Label::new(span).with_message(&self.message));
+        let mut builder = Report::build(
+            ReportKind::Custom(title, ariadne::Color::Red),
+            ("query", span.clone()),
+        )
+        .with_config(config)
+        .with_message(&self.message)
+        .with_label(Label::new(("query", span)).with_message(&self.message));
         if let Some(help) = &self.help {
             builder = builder.with_help(help);
         }
         let mut buf = Vec::new();
-        match builder.finish().write(Source::from(source), &mut buf) {
+        match builder
+            .finish()
+            .write(("query", Source::from(source)), &mut buf)
+        {
             Ok(()) => {
                 let text = String::from_utf8_lossy(&buf).into_owned();
                 // ariadne colours a custom report kind even with colour off.
