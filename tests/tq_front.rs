@@ -467,6 +467,26 @@ const ERRORS: &[Case] = &[
         Some((10, 17)),
     ),
     (
+        "(:ids)",
+        "Query error: (:ids) is a step, not a source; steps follow a source, e.g. (-> (all) (:ids)).",
+        Some((0, 6)),
+    ),
+    (
+        "(-> (all) (:where (= :obs-count \"3\")))",
+        "Query error: = needs a number for :obs-count, got \"3\".",
+        Some((32, 35)),
+    ),
+    (
+        "(-> (all) (:where (count (:follow :related))))",
+        "Query error: (count TRAV) is a value, not a predicate; compare it, e.g. (> (count (:follow :depends-on)) 0).",
+        Some((18, 44)),
+    ),
+    (
+        "(-> (all) (count))",
+        "Query error: Steps are keyword forms: write (:count ...), not (count ...).",
+        Some((11, 16)),
+    ),
+    (
         "(all 1)",
         "Query error: (all) takes no arguments.",
         Some((0, 7)),

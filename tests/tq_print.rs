@@ -223,3 +223,57 @@ proptest! {
         prop_assert_eq!(print(&back), text);
     }
 }
+
+/// Token soup: vocabulary words, literals and parens in any order.
+fn soup() -> impl Strategy<Value = String> {
+    let mut words: Vec<String> = vec![
+        "(".into(),
+        ")".into(),
+        "(".into(),
+        ")".into(),
+        "->".into(),
+        "count".into(),
+    ];
+    for f in registry::forms() {
+        words.push(f.written_name());
+    }
+    for f in registry::fields() {
+        words.push(format!(":{}", f.name));
+    }
+    for e in EdgeType::ALL {
+        words.push(format!(":{e}"));
+    }
+    words.extend(
+        [
+            "\"x\"",
+            "\"\"",
+            "\"2026-01-01\"",
+            "5",
+            "-1",
+            "1.5",
+            ":asc",
+            ":up",
+            "'",
+            "#",
+        ]
+        .map(String::from),
+    );
+    proptest::collection::vec(proptest::sample::select(words), 0..24).prop_map(|w| w.join(" "))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2048))]
+    #[test]
+    fn any_text_compiles_or_errors_without_panic(text in prop_oneof![any::<String>(), soup()]) {
+        match compile(&text, &keys()) {
+            Ok(q) => {
+                let printed = print(&q);
+                prop_assert_eq!(compile(&printed, &keys()).ok(), Some(q));
+            }
+            Err(d) => {
+                prop_assert!(!d.message.is_empty());
+                let _ = d.render_ariadne(&text, false);
+            }
+        }
+    }
+}
