@@ -23,9 +23,18 @@ fn c01_fork_reachable_both_ways() {
     let mut f = Fx::new();
     f.create("parent");
     f.fork("parent", "child");
-    assert_eq!(f.r(r#"(-> (node "parent") (:follow :phase-of) (:ids))"#), ids(&["child"]));
-    assert_eq!(f.r(r#"(-> (node "child") (:back :phase-of) (:ids))"#), ids(&["parent"]));
-    assert_eq!(f.r(r#"(-> (node "parent") (:follow :forked-from) (:ids))"#), ids(&["child"]));
+    assert_eq!(
+        f.r(r#"(-> (node "parent") (:follow :phase-of) (:ids))"#),
+        ids(&["child"])
+    );
+    assert_eq!(
+        f.r(r#"(-> (node "child") (:back :phase-of) (:ids))"#),
+        ids(&["parent"])
+    );
+    assert_eq!(
+        f.r(r#"(-> (node "parent") (:follow :forked-from) (:ids))"#),
+        ids(&["child"])
+    );
 }
 
 #[test]
@@ -34,8 +43,14 @@ fn c02_depends_on_both_ways() {
     f.create("alpha");
     f.create("beta");
     f.link("alpha", "beta", EdgeType::DependsOn);
-    assert_eq!(f.r(r#"(-> (node "alpha") (:follow :depends-on) (:ids))"#), ids(&["beta"]));
-    assert_eq!(f.r(r#"(-> (node "beta") (:back :depends-on) (:ids))"#), ids(&["alpha"]));
+    assert_eq!(
+        f.r(r#"(-> (node "alpha") (:follow :depends-on) (:ids))"#),
+        ids(&["beta"])
+    );
+    assert_eq!(
+        f.r(r#"(-> (node "beta") (:back :depends-on) (:ids))"#),
+        ids(&["alpha"])
+    );
 }
 
 #[test]
@@ -61,7 +76,10 @@ fn c04_select_display_name_and_status() {
     f.create("other");
     assert_eq!(
         f.r(r#"(-> (node "x") (:select :display-name :status))"#),
-        format!("1 task:\n- {}  display-name=X-Ray  status=active", s("xray"))
+        format!(
+            "1 task:\n- {}  display-name=X-Ray  status=active",
+            s("xray")
+        )
     );
 }
 
@@ -95,7 +113,10 @@ fn c06_knowledge_over_related_cycle_terminates() {
     f.link("b", "c", EdgeType::Related);
     f.link("c", "a", EdgeType::Related);
     f.current("a");
-    assert_eq!(f.r(r#"(-> (query "knowledge") (:ids))"#), ids(&["a", "b", "c"]));
+    assert_eq!(
+        f.r(r#"(-> (query "knowledge") (:ids))"#),
+        ids(&["a", "b", "c"])
+    );
     f.create("d");
     assert_eq!(f.r(r#"(-> (query "knowledge") (:count))"#), "3");
 }
@@ -119,7 +140,10 @@ fn c08_malformed_queries_are_errors() {
         f.r("(-> (current) (:complete!))")
             .starts_with("Query error: Unknown step :complete!.")
     );
-    assert!(f.r(r#"(activate "x")"#).starts_with("Query error: Unknown source activate"));
+    assert!(
+        f.r(r#"(activate "x")"#)
+            .starts_with("Query error: Unknown source activate")
+    );
     assert!(
         f.r("(-> (all) (:bogus-step))")
             .starts_with("Query error: Unknown step :bogus-step")
@@ -148,7 +172,10 @@ fn c10_unknown_edge_everywhere() {
     f.create("a");
     let msg = "Query error: Unknown edge :imaginary-edge.";
     assert!(f.r("(-> (all) (:follow :imaginary-edge))").starts_with(msg));
-    assert!(f.r("(-> (dormant) (:follow :imaginary-edge))").starts_with(msg));
+    assert!(
+        f.r("(-> (dormant) (:follow :imaginary-edge))")
+            .starts_with(msg)
+    );
     assert!(
         f.r("(-> (all) (:where (any (:follow :imaginary-edge) (has :slug))))")
             .starts_with(msg)
@@ -348,7 +375,10 @@ fn c19_reflection() {
         f.r(r#"(-> (views) (:where (= :origin "user")) (:select :source))"#),
         "1 task:\n- mine  source=(active)"
     );
-    assert_eq!(f.r("(-> (fields) (:follow :phase-of))"), "No matching tasks.");
+    assert_eq!(
+        f.r("(-> (fields) (:follow :phase-of))"),
+        "No matching tasks."
+    );
 }
 
 #[test]
@@ -372,7 +402,10 @@ fn c20_mutation_steps() {
     f.w(r#"(-> (node "a") (:set! :objective "ship it"))"#);
     assert_eq!(
         f.r(r#"(-> (node "a") (:enrich))"#),
-        format!("1 task:\n- {} (blocked) obs=0 edges=0\n    objective: ship it", s("a"))
+        format!(
+            "1 task:\n- {} (blocked) obs=0 edges=0\n    objective: ship it",
+            s("a")
+        )
     );
     assert_eq!(
         f.w(r#"(-> (all) (:set! :status "open"))"#),
@@ -381,15 +414,27 @@ fn c20_mutation_steps() {
     // link!/unlink! add and remove a traversable edge.
     let link = format!(r#"(-> (node "a") (:link! :depends-on "{}"))"#, s("b"));
     f.w(&link);
-    assert_eq!(f.r(r#"(-> (node "a") (:follow :depends-on) (:ids))"#), ids(&["b"]));
+    assert_eq!(
+        f.r(r#"(-> (node "a") (:follow :depends-on) (:ids))"#),
+        ids(&["b"])
+    );
     let n = f.events();
     f.w(&link);
     assert_eq!(f.events(), n);
-    f.w(&format!(r#"(-> (node "a") (:unlink! :depends-on "{}"))"#, s("b")));
-    assert_eq!(f.r(r#"(-> (node "a") (:follow :depends-on) (:ids))"#), "No matching tasks.");
+    f.w(&format!(
+        r#"(-> (node "a") (:unlink! :depends-on "{}"))"#,
+        s("b")
+    ));
+    assert_eq!(
+        f.r(r#"(-> (node "a") (:follow :depends-on) (:ids))"#),
+        "No matching tasks."
+    );
     // A mutation over (fields) mints no task and records nothing.
     let n = f.events();
-    assert_eq!(f.w(r#"(-> (fields) (:set! :priority "high") (:take 1) (:count))"#), "1");
+    assert_eq!(
+        f.w(r#"(-> (fields) (:set! :priority "high") (:take 1) (:count))"#),
+        "1"
+    );
     assert_eq!(f.events(), n);
     assert_eq!(f.r("(-> (all) (:count))"), "2");
 }
@@ -411,8 +456,14 @@ fn c21_schema_kinds_and_signatures() {
 fn c22_suggestions() {
     let f = Fx::new();
     let cases = [
-        ("(-> (all) (:sort :updated-at))", "did you mean :updated-ts?"),
-        (r#"(-> (all) (:where (matchez :slug "a")))"#, "did you mean matches?"),
+        (
+            "(-> (all) (:sort :updated-at))",
+            "did you mean :updated-ts?",
+        ),
+        (
+            r#"(-> (all) (:where (matchez :slug "a")))"#,
+            "did you mean matches?",
+        ),
         ("(-> (all) (:zelect :slug))", "did you mean :select?"),
         ("(edgez)", "did you mean edges?"),
         ("(-> (all) (:follow :phse-of))", "did you mean :phase-of?"),
@@ -429,7 +480,10 @@ fn c23_select_fields() {
     f.create("root");
     f.observe("root", "one");
     f.observe("root", "two");
-    assert!(f.r("(-> (all) (:select :nope))").starts_with("Query error: Unknown field :nope"));
+    assert!(
+        f.r("(-> (all) (:select :nope))")
+            .starts_with("Query error: Unknown field :nope")
+    );
     assert_eq!(
         f.r("(-> (all) (:select :obs-count))"),
         format!("1 task:\n- {}  obs-count=2", s("root"))
@@ -444,21 +498,51 @@ fn c23_select_fields() {
 fn c24_clock_rules_and_dates() {
     let mut f = Fx::new();
     f.create("a"); // updated 2026-01-01 (1767225601)
-    assert_eq!(f.r("(-> (all) (:where (< :updated-ts 2500000000)) (:count))"), "1");
-    assert_eq!(f.r("(-> (all) (:where (>= :updated-ts 2500000000)) (:count))"), "0");
+    assert_eq!(
+        f.r("(-> (all) (:where (< :updated-ts 2500000000)) (:count))"),
+        "1"
+    );
+    assert_eq!(
+        f.r("(-> (all) (:where (>= :updated-ts 2500000000)) (:count))"),
+        "0"
+    );
     // Universal time: 1767225601 + 2208988800 = 3976214401.
-    assert_eq!(f.r("(-> (all) (:where (>= :updated-ts 3976214401)) (:count))"), "1");
-    assert_eq!(f.r("(-> (all) (:where (> :updated-ts 3976214401)) (:count))"), "0");
+    assert_eq!(
+        f.r("(-> (all) (:where (>= :updated-ts 3976214401)) (:count))"),
+        "1"
+    );
+    assert_eq!(
+        f.r("(-> (all) (:where (> :updated-ts 3976214401)) (:count))"),
+        "0"
+    );
     assert_eq!(
         f.r("(-> (all) (:select :updated-ts))"),
         format!("1 task:\n- {}  updated-ts=1767225601 (2026-01-01)", s("a"))
     );
-    assert_eq!(f.r(r#"(-> (all) (:where (on :updated-ts "2026-01-01")) (:count))"#), "1");
-    assert_eq!(f.r(r#"(-> (all) (:where (on :updated-ts "2025-12-31")) (:count))"#), "0");
-    assert_eq!(f.r(r#"(-> (all) (:where (since :updated-ts "2026-01-01")) (:count))"#), "1");
-    assert_eq!(f.r(r#"(-> (all) (:where (since :updated-ts "2026-01-02")) (:count))"#), "0");
-    assert_eq!(f.r(r#"(-> (all) (:where (before :updated-ts "2026-01-02")) (:count))"#), "1");
-    assert_eq!(f.r(r#"(-> (all) (:where (before :updated-ts "2026-01-01")) (:count))"#), "0");
+    assert_eq!(
+        f.r(r#"(-> (all) (:where (on :updated-ts "2026-01-01")) (:count))"#),
+        "1"
+    );
+    assert_eq!(
+        f.r(r#"(-> (all) (:where (on :updated-ts "2025-12-31")) (:count))"#),
+        "0"
+    );
+    assert_eq!(
+        f.r(r#"(-> (all) (:where (since :updated-ts "2026-01-01")) (:count))"#),
+        "1"
+    );
+    assert_eq!(
+        f.r(r#"(-> (all) (:where (since :updated-ts "2026-01-02")) (:count))"#),
+        "0"
+    );
+    assert_eq!(
+        f.r(r#"(-> (all) (:where (before :updated-ts "2026-01-02")) (:count))"#),
+        "1"
+    );
+    assert_eq!(
+        f.r(r#"(-> (all) (:where (before :updated-ts "2026-01-01")) (:count))"#),
+        "0"
+    );
     assert_eq!(
         f.r(r#"(-> (all) (:where (on :updated-ts "not-a-date")))"#),
         "Query error: \"not-a-date\" is not a YYYY-MM-DD date."
@@ -475,9 +559,18 @@ fn c25_sort_directions() {
     f.create("a");
     f.create("b");
     f.create("c");
-    assert_eq!(f.r("(-> (all) (:sort :slug :asc) (:ids))"), ids(&["a", "b", "c"]));
-    assert_eq!(f.r("(-> (all) (:sort :slug :desc) (:ids))"), ids(&["c", "b", "a"]));
-    assert_eq!(f.r("(-> (all) (:sort :slug) (:ids))"), ids(&["c", "b", "a"]));
+    assert_eq!(
+        f.r("(-> (all) (:sort :slug :asc) (:ids))"),
+        ids(&["a", "b", "c"])
+    );
+    assert_eq!(
+        f.r("(-> (all) (:sort :slug :desc) (:ids))"),
+        ids(&["c", "b", "a"])
+    );
+    assert_eq!(
+        f.r("(-> (all) (:sort :slug) (:ids))"),
+        ids(&["c", "b", "a"])
+    );
     assert_eq!(
         f.r("(-> (all) (:sort :slug :up))"),
         "Query error: (:sort ...) needs :asc or :desc; did you mean :asc?"

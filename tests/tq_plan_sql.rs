@@ -14,11 +14,7 @@ fn sql_of(f: &common::Fx, q: &str) -> String {
         .unwrap();
     assert_eq!(ex.statements.len(), 1, "{q}");
     let st = &ex.statements[0];
-    format!(
-        "-- {q}\n{}\n-- params: [{}]",
-        st.sql,
-        st.params.join(", ")
-    )
+    format!("-- {q}\n{}\n-- params: [{}]", st.sql, st.params.join(", "))
 }
 
 #[test]
@@ -44,7 +40,12 @@ fn builtin_views_use_indexes_not_scans_of_observations() {
     for v in registry::builtin_views() {
         let ex = f
             .engine
-            .explain(&f.store, &f.session, &format!("(query \"{}\")", v.name), Surface::Read)
+            .explain(
+                &f.store,
+                &f.session,
+                &format!("(query \"{}\")", v.name),
+                Surface::Read,
+            )
             .unwrap();
         for row in &ex.statements[0].plan {
             let r = row.trim();

@@ -60,7 +60,8 @@ fn the_read_surface_cannot_write() {
     let f = common::seeded();
     let observer = rusqlite::Connection::open(f.store.path()).unwrap();
     let version = |c: &rusqlite::Connection| -> i64 {
-        c.query_row("PRAGMA data_version", [], |r| r.get(0)).unwrap()
+        c.query_row("PRAGMA data_version", [], |r| r.get(0))
+            .unwrap()
     };
     let v0 = version(&observer);
     let e0 = f.events();
@@ -69,7 +70,10 @@ fn the_read_surface_cannot_write() {
         assert!(!out.starts_with("Query error"), "{q}: {out}");
     }
     // Refused writes on the read surface change nothing either.
-    assert_eq!(f.r(r#"(-> (all) (:set-status! "completed"))"#), common::REFUSED);
+    assert_eq!(
+        f.r(r#"(-> (all) (:set-status! "completed"))"#),
+        common::REFUSED
+    );
     assert_eq!(f.r(r#"(define! "x" (all))"#), common::REFUSED);
     assert_eq!(version(&observer), v0);
     assert_eq!(f.events(), e0);

@@ -35,26 +35,65 @@ pub fn generate(path: &Path, n: usize) -> Store {
     let mut events = Vec::new();
     for i in 0..n {
         ts += 1;
-        events.push(NewEvent::task_create(sid, ts, &slug(i), Some("generated task"), None));
+        events.push(NewEvent::task_create(
+            sid,
+            ts,
+            &slug(i),
+            Some("generated task"),
+            None,
+        ));
         if i % 50 != 0 {
             let block = i - i % 50;
-            let parent = if i % 50 < 8 { block } else { block + 1 + rng.below(7) as usize };
-            events.push(NewEvent::fork(sid, ts, &slug(parent), &slug(i), EdgeType::PhaseOf));
+            let parent = if i % 50 < 8 {
+                block
+            } else {
+                block + 1 + rng.below(7) as usize
+            };
+            events.push(NewEvent::fork(
+                sid,
+                ts,
+                &slug(parent),
+                &slug(i),
+                EdgeType::PhaseOf,
+            ));
             if i % 50 > 1 && rng.below(2) == 0 {
-                events.push(NewEvent::link(sid, ts, &slug(i), &slug(i - 1), EdgeType::DependsOn));
+                events.push(NewEvent::link(
+                    sid,
+                    ts,
+                    &slug(i),
+                    &slug(i - 1),
+                    EdgeType::DependsOn,
+                ));
             }
         }
         if rng.below(5) == 0 {
             let other = rng.below(n as u64) as usize;
             if other != i {
-                events.push(NewEvent::link(sid, ts, &slug(i), &slug(other), EdgeType::Related));
+                events.push(NewEvent::link(
+                    sid,
+                    ts,
+                    &slug(i),
+                    &slug(other),
+                    EdgeType::Related,
+                ));
             }
         }
         for k in 0..rng.below(6) {
-            events.push(NewEvent::observation(sid, ts, &slug(i), &format!("note {k} on task {i}")));
+            events.push(NewEvent::observation(
+                sid,
+                ts,
+                &slug(i),
+                &format!("note {k} on task {i}"),
+            ));
         }
         if rng.below(4) == 0 {
-            events.push(NewEvent::set_metadata(sid, ts, &slug(i), "priority", "high"));
+            events.push(NewEvent::set_metadata(
+                sid,
+                ts,
+                &slug(i),
+                "priority",
+                "high",
+            ));
         }
         let st = match rng.below(20) {
             0..=3 => Some(Status::Completed),

@@ -11,9 +11,9 @@ use rusqlite::{Connection, ToSql};
 use super::ast::FieldType;
 use super::diagnostic::Diagnostic;
 use super::plan::{Pipeline, Plan, Shaper};
+use super::registry;
 use super::render::{Cell, Output, ProjRow, TaskRow, group};
 use super::sql::{self, MISSING_CURRENT_FN, Param, Start, Statement, Tail};
-use super::registry;
 
 /// Marks an error raised by our own SQL function, carrying a query error text.
 const QUERY_ERROR_MARK: &str = "tq-query-error: ";
@@ -71,7 +71,9 @@ pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
 
 /// The planner's catalog read in ONE statement: live metadata keys (sorted)
 /// and user views (name → text).
-pub fn read_catalog(conn: &Connection) -> rusqlite::Result<(Vec<String>, BTreeMap<String, String>)> {
+pub fn read_catalog(
+    conn: &Connection,
+) -> rusqlite::Result<(Vec<String>, BTreeMap<String, String>)> {
     let st = sql::catalog();
     let mut stmt = conn.prepare(&st.sql)?;
     let mut rows = stmt.query([])?;
@@ -142,7 +144,9 @@ fn cell(v: ValueRef<'_>, ty: FieldType) -> Cell {
         ValueRef::Integer(i) if ty == FieldType::Timestamp => Cell::Ts(i),
         ValueRef::Integer(i) => Cell::Int(i),
         ValueRef::Real(f) => Cell::Real(f),
-        ValueRef::Text(t) | ValueRef::Blob(t) => Cell::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => {
+            Cell::Text(String::from_utf8_lossy(t).into_owned())
+        }
     }
 }
 

@@ -2,13 +2,23 @@
 //! query → plan → SQL → rows → text.
 
 pub mod ast;
+pub mod check;
+pub mod diagnostic;
+pub mod engine;
 pub mod exec;
+pub mod front;
+pub mod lexer;
+pub mod mutate;
+pub mod parser;
 pub mod plan;
+pub mod print;
+pub mod reference;
+pub mod registry;
 pub mod render;
 pub mod sql;
-mod standin;
-
-// STAND-IN until the front-end lands.
-pub use standin::{diagnostic, front, print, registry};
 
 pub use ast::Surface;
+pub use diagnostic::{DiagKind, Diagnostic};
+pub use engine::Engine;
+pub use front::compile;
+pub use print::print;

@@ -182,9 +182,13 @@ pub fn run_write(
             }
         }
         Some(WriteForm::Undefine { name }) => {
-            if user_view(tx.conn(), name)?.is_some() {
-                tx.append(&[NewEvent::view_undefine(sid, ts, name)])?;
-            }
+            let exists = user_view(tx.conn(), name)?.is_some();
+            let events = if exists {
+                vec![NewEvent::view_undefine(sid, ts, name)]
+            } else {
+                Vec::new()
+            };
+            tx.append(&events)?;
         }
         None => {}
     }

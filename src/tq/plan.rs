@@ -181,7 +181,12 @@ pub struct Plan {
 impl Plan {
     /// True when running the plan records events (a write form or a mutation step).
     pub fn writes(&self) -> bool {
-        self.write_form.is_some() || self.main.steps.iter().any(|s| matches!(s, PStep::Mutate(_)))
+        self.write_form.is_some()
+            || self
+                .main
+                .steps
+                .iter()
+                .any(|s| matches!(s, PStep::Mutate(_)))
     }
 }
 
@@ -383,12 +388,10 @@ impl Planner<'_> {
                     edge: *edge,
                     target: target.clone(),
                 })),
-                Step::Unlink { edge, target } => {
-                    out.steps.push(PStep::Mutate(Mutation::Unlink {
-                        edge: *edge,
-                        target: target.clone(),
-                    }))
-                }
+                Step::Unlink { edge, target } => out.steps.push(PStep::Mutate(Mutation::Unlink {
+                    edge: *edge,
+                    target: target.clone(),
+                })),
             }
         }
         Ok(out)
@@ -407,7 +410,12 @@ impl Planner<'_> {
             Some(t) => t.as_str(),
             None => match registry::builtin_views().iter().find(|v| v.name == name) {
                 Some(v) => v.source,
-                None => return Err(Diagnostic::query(unknown_view(name, self.cat), Some(span.clone()))),
+                None => {
+                    return Err(Diagnostic::query(
+                        unknown_view(name, self.cat),
+                        Some(span.clone()),
+                    ));
+                }
             },
         };
         let q = front::compile(text, &self.cat.meta_keys)?;
@@ -429,5 +437,8 @@ pub fn unknown_view(name: &str, cat: &Catalog) -> String {
     names.extend(registry::builtin_views().iter().map(|v| v.name));
     names.sort_unstable();
     names.dedup();
-    format!("Unknown named query {name}. Available: {}.", names.join(", "))
+    format!(
+        "Unknown named query {name}. Available: {}.",
+        names.join(", ")
+    )
 }

@@ -296,10 +296,7 @@ mod tests {
 
     #[test]
     fn empty_results_and_count() {
-        assert_eq!(
-            render(&Output::Ids { ids: vec![] }),
-            "No matching tasks."
-        );
+        assert_eq!(render(&Output::Ids { ids: vec![] }), "No matching tasks.");
         assert_eq!(render(&Output::Count { count: 2 }), "2");
     }
 

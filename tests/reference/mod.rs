@@ -89,20 +89,32 @@ impl Graph {
             let t = t.unwrap();
             g.tasks.insert(t.id, t);
         }
-        let mut st = conn.prepare("SELECT src_id, dst_id, type FROM edges").unwrap();
+        let mut st = conn
+            .prepare("SELECT src_id, dst_id, type FROM edges")
+            .unwrap();
         let rows = st
             .query_map([], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?, r.get::<_, String>(2)?))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, i64>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
             })
             .unwrap();
         for r in rows {
             let (s, d, ty) = r.unwrap();
             g.edges.push((s, d, EdgeType::parse(&ty).unwrap()));
         }
-        let mut st = conn.prepare("SELECT task_id, key, value FROM task_metadata").unwrap();
+        let mut st = conn
+            .prepare("SELECT task_id, key, value FROM task_metadata")
+            .unwrap();
         let rows = st
             .query_map([], |r| {
-                Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
             })
             .unwrap();
         for r in rows {
@@ -114,7 +126,9 @@ impl Graph {
         for r in rows {
             g.tasks.get_mut(&r.unwrap()).unwrap().obs += 1;
         }
-        let mut st = conn.prepare("SELECT name, query, rowid FROM named_views").unwrap();
+        let mut st = conn
+            .prepare("SELECT name, query, rowid FROM named_views")
+            .unwrap();
         let rows = st
             .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
             .unwrap();
@@ -159,9 +173,11 @@ impl Graph {
                     let (ty, unit, epoch) = match f.ty {
                         FieldType::Text => ("text", None, None),
                         FieldType::Number => ("number", None, None),
-                        FieldType::Timestamp => {
-                            ("timestamp", Some(registry::TS_UNIT), Some(registry::TS_EPOCH))
-                        }
+                        FieldType::Timestamp => (
+                            "timestamp",
+                            Some(registry::TS_UNIT),
+                            Some(registry::TS_EPOCH),
+                        ),
                     };
                     out.push(mk(
                         -(10_001 + i as i64),
@@ -194,7 +210,10 @@ impl Graph {
                     out.push(mk(
                         -(20_001 + i as i64),
                         e.edge.as_str(),
-                        vec![(Prop::Doc, Some(e.doc)), (Prop::Class, Some(e.edge.class().as_str()))],
+                        vec![
+                            (Prop::Doc, Some(e.doc)),
+                            (Prop::Class, Some(e.edge.class().as_str())),
+                        ],
                     ));
                 }
             }
@@ -217,7 +236,10 @@ impl Graph {
                     out.push(mk(
                         -(2_000_000 + rowid),
                         name,
-                        vec![(Prop::Origin, Some("user")), (Prop::Source, Some(q.as_str()))],
+                        vec![
+                            (Prop::Origin, Some("user")),
+                            (Prop::Source, Some(q.as_str())),
+                        ],
                     ));
                 }
             }
@@ -347,7 +369,10 @@ impl Eval<'_> {
     }
 
     pub fn traverse(&self, input: &[Item], trav: &Trav) -> Vec<Item> {
-        let ids: BTreeSet<i64> = input.iter().flat_map(|it| self.neighbours(it, trav)).collect();
+        let ids: BTreeSet<i64> = input
+            .iter()
+            .flat_map(|it| self.neighbours(it, trav))
+            .collect();
         self.by_slug(ids.into_iter().map(Item::Task).collect())
     }
 
@@ -355,7 +380,13 @@ impl Eval<'_> {
         let step = |id: i64| -> BTreeSet<i64> {
             let mut out = BTreeSet::new();
             for e in edges {
-                out.extend(self.hop(id, &Trav { dir: TravDir::Follow, edge: *e }));
+                out.extend(self.hop(
+                    id,
+                    &Trav {
+                        dir: TravDir::Follow,
+                        edge: *e,
+                    },
+                ));
             }
             out
         };
@@ -417,14 +448,22 @@ impl Eval<'_> {
             .iter()
             .filter(|(s, d, _)| *s == t.id || *d == t.id)
             .count() as i64;
-        let children = self.g.tasks.values().filter(|c| c.parent == Some(t.id)).count() as i64;
+        let children = self
+            .g
+            .tasks
+            .values()
+            .filter(|c| c.parent == Some(t.id))
+            .count() as i64;
         lateral + children + i64::from(t.parent.is_some())
     }
 
     fn value(&self, it: &Item, v: &Value) -> (Option<V>, FieldType) {
         match v {
             Value::Field(f) => (self.field(it, f), registry::field_type(f)),
-            Value::Count(t) => (Some(V::Int(self.neighbours(it, t).len() as i64)), FieldType::Number),
+            Value::Count(t) => (
+                Some(V::Int(self.neighbours(it, t).len() as i64)),
+                FieldType::Number,
+            ),
         }
     }
 
@@ -450,7 +489,11 @@ impl Eval<'_> {
                         };
                         match l {
                             Some(l) => {
-                                let l = if ty == FieldType::Timestamp { clock(l) } else { l };
+                                let l = if ty == FieldType::Timestamp {
+                                    clock(l)
+                                } else {
+                                    l
+                                };
                                 n as f64 == l
                             }
                             None => false,
@@ -467,7 +510,11 @@ impl Eval<'_> {
             },
             Pred::Compare(c, v, n) => {
                 let (val, ty) = self.value(it, v);
-                let n = if ty == FieldType::Timestamp { clock(*n) } else { *n };
+                let n = if ty == FieldType::Timestamp {
+                    clock(*n)
+                } else {
+                    *n
+                };
                 match val {
                     Some(V::Int(x)) => {
                         let x = x as f64;
@@ -572,7 +619,10 @@ impl Eval<'_> {
         let (status, meta) = match it {
             Item::Task(id) => {
                 let t = self.task(*id);
-                (Some(t.status.clone()), t.meta.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+                (
+                    Some(t.status.clone()),
+                    t.meta.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                )
             }
             Item::Refl(_) => (None, Vec::new()),
         };
@@ -585,7 +635,11 @@ impl Eval<'_> {
             display,
             status,
             obs: if enriched { int(Field::ObsCount) } else { None },
-            edges: if enriched { int(Field::EdgeCount) } else { None },
+            edges: if enriched {
+                int(Field::EdgeCount)
+            } else {
+                None
+            },
             meta: if enriched { meta } else { Vec::new() },
         }
     }
@@ -607,8 +661,12 @@ impl Eval<'_> {
                 tasks: set.iter().map(|it| self.task_row(it, p.enriched)).collect(),
                 enriched: p.enriched,
             },
-            Some(Shaper::Ids) => Output::Ids { ids: set.iter().map(|it| self.slug(it)).collect() },
-            Some(Shaper::Count) => Output::Count { count: set.len() as i64 },
+            Some(Shaper::Ids) => Output::Ids {
+                ids: set.iter().map(|it| self.slug(it)).collect(),
+            },
+            Some(Shaper::Count) => Output::Count {
+                count: set.len() as i64,
+            },
             Some(Shaper::Select(fs)) => Output::Projection {
                 fields: fs.iter().map(registry::field_name).collect(),
                 rows: set
@@ -648,5 +706,9 @@ fn cmp_v(a: &V, b: &V) -> Ordering {
 }
 
 fn clock(n: f64) -> f64 {
-    if n > 3_000_000_000.0 { n - 2_208_988_800.0 } else { n }
+    if n > 3_000_000_000.0 {
+        n - 2_208_988_800.0
+    } else {
+        n
+    }
 }

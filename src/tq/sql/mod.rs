@@ -217,7 +217,10 @@ impl Lower {
                 ),
             )
         } else {
-            (Row::task("t"), format!("FROM {s} x JOIN tasks t ON t.id = x.id"))
+            (
+                Row::task("t"),
+                format!("FROM {s} x JOIN tasks t ON t.id = x.id"),
+            )
         }
     }
 
@@ -286,9 +289,9 @@ impl Lower {
         match s {
             PStep::Traverse(t) => {
                 let ids = match (t.edge.class(), t.dir) {
-                    (EdgeClass::Structural, TravDir::Follow) => format!(
-                        "SELECT c.id FROM {cur} x JOIN tasks c ON c.parent_task_id = x.id"
-                    ),
+                    (EdgeClass::Structural, TravDir::Follow) => {
+                        format!("SELECT c.id FROM {cur} x JOIN tasks c ON c.parent_task_id = x.id")
+                    }
                     (EdgeClass::Structural, TravDir::Back) => format!(
                         "SELECT c.parent_task_id FROM {cur} x JOIN tasks c ON c.id = x.id WHERE c.parent_task_id IS NOT NULL"
                     ),
