@@ -61,7 +61,10 @@ fn text_to_sql(c: &mut Criterion) {
         .map(|(n, q)| (n.to_string(), q.to_string()))
         .collect();
     for v in registry::builtin_views() {
-        qs.push((format!("view_{}", v.name), format!("(query \"{}\")", v.name)));
+        qs.push((
+            format!("view_{}", v.name),
+            format!("(query \"{}\")", v.name),
+        ));
     }
     let mut group = c.benchmark_group("compile");
     for (name, q) in &qs {
