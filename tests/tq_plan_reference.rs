@@ -358,3 +358,112 @@ proptest! {
         }
     }
 }
+
+fn q(source: Source, steps: Vec<Step>) -> Query {
+    Query {
+        source: sp(source),
+        steps: steps.into_iter().map(sp).collect(),
+    }
+}
+
+/// Fixed regression cases: shapes the generator found or that are easy to
+/// get wrong (cycles in parent pointers and related edges, reflection rows
+/// mixed with tasks, absent values under sort/not, empty or-else).
+#[test]
+fn fixed_regressions() {
+    let t = |status, parent, meta: Vec<(usize, usize)>, obs| MTask {
+        status,
+        parent,
+        meta,
+        obs,
+        ts: BASE_TS,
+    };
+    let m = Model {
+        tasks: vec![
+            t(Status::Active, Some(1), vec![(2, 3)], 2),
+            t(Status::Completed, Some(0), vec![(0, 0)], 0),
+            t(Status::Open, None, vec![], 1),
+            t(Status::Blocked, Some(2), vec![(0, 1), (1, 2)], 0),
+        ],
+        edges: vec![
+            (0, 1, EdgeType::Related),
+            (1, 2, EdgeType::Related),
+            (2, 0, EdgeType::Related),
+            (3, 0, EdgeType::DependsOn),
+        ],
+    };
+    let (_dir, store) = seed(&m);
+    let g = Graph::load(store.conn());
+    let conn = store.reader().unwrap();
+    exec::register_functions(&conn).unwrap();
+    let follow = |edge| Trav {
+        dir: TravDir::Follow,
+        edge,
+    };
+    let cases = vec![
+        q(
+            Source::Current,
+            vec![Step::Closure(vec![EdgeType::PhaseOf]), Step::Ids],
+        ),
+        q(
+            Source::All,
+            vec![Step::Closure(vec![EdgeType::Related, EdgeType::DependsOn])],
+        ),
+        q(
+            Source::Fields,
+            vec![
+                Step::SetOp(SetOp::Union, Box::new(q(Source::Active, vec![]))),
+                Step::Sort(Field::Meta("priority".into()), Dir::Asc),
+                Step::Select(vec![
+                    Field::Prop(Prop::Origin),
+                    Field::ObsCount,
+                    Field::Parent,
+                ]),
+            ],
+        ),
+        q(
+            Source::All,
+            vec![
+                Step::Where(Pred::Not(Box::new(Pred::Eq(
+                    Value::Field(Field::Meta("priority".into())),
+                    Lit::Str("high".into()),
+                )))),
+                Step::Sort(Field::StatusTs, Dir::Asc),
+                Step::Enrich,
+            ],
+        ),
+        q(
+            Source::Dormant,
+            vec![
+                Step::Where(Pred::Has(Field::Depot)),
+                Step::SetOp(
+                    SetOp::OrElse,
+                    Box::new(q(Source::Schema, vec![Step::Take(3)])),
+                ),
+                Step::GroupBy(Field::Prop(Prop::Category)),
+            ],
+        ),
+        q(
+            Source::All,
+            vec![
+                Step::Where(Pred::Quantified(
+                    Quant::All,
+                    follow(EdgeType::DependsOn),
+                    Box::new(Pred::Compare(
+                        Cmp::Ge,
+                        Value::Count(follow(EdgeType::Related)),
+                        1.0,
+                    )),
+                )),
+                Step::GroupBy(Field::DisplayName),
+            ],
+        ),
+        q(Source::View("plan".into()), vec![Step::Count]),
+        q(Source::View("knowledge".into()), vec![]),
+    ];
+    for c in &cases {
+        if let Err(e) = compare(&conn, &g, c, &slug(0)) {
+            panic!("{e}\nquery: {c:?}");
+        }
+    }
+}

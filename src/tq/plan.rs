@@ -261,6 +261,12 @@ fn check_view_name(name: &str, span: &Span) -> Result<(), Diagnostic> {
     Ok(())
 }
 
+/// The gate's kind check: the registry's kind tag of the step, not a list
+/// of names (seed 002: a new mutating step is gated the moment it is tagged).
+fn is_mutation(step: &Step) -> bool {
+    registry::step_kind(step) == registry::Kind::Mutation
+}
+
 /// The mutation gate (§3): on `surface` Read, any mutation step or write form
 /// anywhere is refused; operands and `define!` bodies are always Read.
 fn gate(q: &Query, surface: Surface) -> Result<(), Diagnostic> {
@@ -276,14 +282,11 @@ fn gate(q: &Query, surface: Surface) -> Result<(), Diagnostic> {
         _ => {}
     }
     for step in &q.steps {
-        match &step.node {
-            Step::SetStatus(_) | Step::SetMeta { .. } | Step::Link { .. } | Step::Unlink { .. }
-                if surface == Surface::Read =>
-            {
-                return refuse(&step.span);
-            }
-            Step::SetOp(_, operand) => gate(operand, Surface::Read)?,
-            _ => {}
+        if surface == Surface::Read && is_mutation(&step.node) {
+            return refuse(&step.span);
+        }
+        if let Step::SetOp(_, operand) = &step.node {
+            gate(operand, Surface::Read)?;
         }
     }
     Ok(())
@@ -354,11 +357,7 @@ impl Planner<'_> {
             if out.shaper.is_some() {
                 return Err(Diagnostic::query(AFTER_SHAPER, Some(step.span.clone())));
             }
-            let is_mut = matches!(
-                step.node,
-                Step::SetStatus(_) | Step::SetMeta { .. } | Step::Link { .. } | Step::Unlink { .. }
-            );
-            if is_mut && !allow_mut {
+            if is_mutation(&step.node) && !allow_mut {
                 return Err(Diagnostic::query(MUTATION_REFUSED, Some(step.span.clone())));
             }
             match &step.node {
@@ -441,4 +440,131 @@ pub fn unknown_view(name: &str, cat: &Catalog) -> String {
         "Unknown named query {name}. Available: {}.",
         names.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str, surface: Surface, cat: &Catalog) -> Result<Plan, String> {
+        let q = front::compile(text, &cat.meta_keys).map_err(|d| d.message)?;
+        plan(&q, surface, cat).map_err(|d| d.message)
+    }
+
+    fn cat() -> Catalog {
+        Catalog {
+            current: Some("2026-01-01-a".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_gate_refuses_mutations_anywhere_on_read_and_in_operands_on_write() {
+        let c = cat();
+        for q in [
+            r#"(-> (all) (:set-status! "completed"))"#,
+            r#"(-> (all) (:where (has :slug)) (:link! :related "x"))"#,
+            r#"(define! "v" (all))"#,
+            r#"(undefine! "v")"#,
+        ] {
+            assert_eq!(
+                p(q, Surface::Read, &c).unwrap_err(),
+                MUTATION_REFUSED,
+                "{q}"
+            );
+        }
+        for q in [
+            r#"(-> (all) (:union (-> (all) (:minus (-> (all) (:set! :k "v"))))))"#,
+            r#"(define! "v" (-> (all) (:set-status! "open")))"#,
+            r#"(-> (all) (:or-else (-> (dormant) (:unlink! :related "x"))))"#,
+        ] {
+            assert_eq!(
+                p(q, Surface::Write, &c).unwrap_err(),
+                MUTATION_REFUSED,
+                "{q}"
+            );
+        }
+        let ok = p(
+            r#"(-> (active) (:minus (dormant)) (:set-status! "completed"))"#,
+            Surface::Write,
+            &c,
+        );
+        assert!(ok.is_ok_and(|pl| pl.writes()));
+    }
+
+    #[test]
+    fn the_gate_runs_before_views_resolve() {
+        // An unknown view after a refused mutation: the refusal wins.
+        let c = cat();
+        assert_eq!(
+            p(
+                r#"(-> (query "nope") (:set-status! "open"))"#,
+                Surface::Read,
+                &c
+            )
+            .unwrap_err(),
+            MUTATION_REFUSED
+        );
+    }
+
+    #[test]
+    fn views_expand_shadow_and_detect_cycles() {
+        let mut c = cat();
+        c.user_views.insert("a".into(), r#"(query "b")"#.into());
+        c.user_views
+            .insert("b".into(), r#"(-> (query "a") (:take 1))"#.into());
+        c.user_views.insert("orphans".into(), "(dormant)".into());
+        assert_eq!(
+            p(r#"(query "a")"#, Surface::Read, &c).unwrap_err(),
+            "View a is defined in terms of itself."
+        );
+        let pl = p(r#"(query "orphans")"#, Surface::Read, &c).unwrap_or_else(|e| panic!("{e}"));
+        match pl.main.source {
+            PSource::View(v) => assert_eq!(v.source, PSource::Dormant),
+            other => panic!("{other:?}"),
+        }
+        let plan_view = p(r#"(query "plan")"#, Surface::Read, &c).unwrap_or_else(|e| panic!("{e}"));
+        assert!(plan_view.main.enriched);
+        assert!(!plan_view.reflect);
+        assert!(p("(-> (fields) (:count))", Surface::Read, &c).is_ok_and(|pl| pl.reflect));
+    }
+
+    #[test]
+    fn current_take_and_enrich_are_planned() {
+        let none = Catalog::default();
+        assert_eq!(
+            p("(current)", Surface::Read, &none).unwrap_err(),
+            NO_CURRENT
+        );
+        assert_eq!(
+            p(r#"(query "knowledge")"#, Surface::Read, &none).unwrap_err(),
+            NO_CURRENT
+        );
+        let pl = p(
+            "(-> (all) (:take -3) (:enrich) (:ids))",
+            Surface::Read,
+            &cat(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(pl.main.steps, vec![PStep::Take(0)]);
+        assert!(pl.main.enriched);
+        assert_eq!(pl.main.shaper, Some(Shaper::Ids));
+    }
+
+    #[test]
+    fn define_records_the_canonical_text() {
+        let pl = p(
+            r#"(define! "v" (-> (ALL)   (:take 5)))"#,
+            Surface::Write,
+            &cat(),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            pl.write_form,
+            Some(WriteForm::Define {
+                name: "v".into(),
+                text: "(-> (all) (:take 5))".into()
+            })
+        );
+    }
 }
