@@ -9,6 +9,8 @@
 //! projection inside the same transaction, so tasks carry their new values.
 //! Any error rolls the whole transaction back: nothing is recorded.
 
+use std::collections::HashSet;
+
 use rusqlite::Connection;
 
 use super::diagnostic::Diagnostic;
@@ -29,6 +31,32 @@ pub enum WriteError {
     /// The store refused or failed the append.
     #[error(transparent)]
     Store(#[from] StoreError),
+}
+
+/// Stamps the events of one query. The log ignores an event whose content
+/// key (subject, type, ts, session, data) is already present, so a query that
+/// records the same event twice (`(:set-status! "open") (:set-status!
+/// "active") (:set-status! "open")`) would lose the repeat; the stamper moves
+/// such a repeat (and everything after it) one second later, keeping the
+/// query's events in order under last-writer-wins.
+struct Stamper {
+    ts: i64,
+    seen: HashSet<(String, i64)>,
+}
+
+impl Stamper {
+    fn stamp(&mut self, mut e: NewEvent) -> NewEvent {
+        let key = format!("{}\u{0}{}\u{0}{}", e.task_id, e.event_type, e.data);
+        while !self.seen.insert((key.clone(), self.ts)) {
+            self.ts += 1;
+        }
+        e.ts = self.ts;
+        e
+    }
+
+    fn stamp_all(&mut self, events: Vec<NewEvent>) -> Vec<NewEvent> {
+        events.into_iter().map(|e| self.stamp(e)).collect()
+    }
 }
 
 /// One row of a `Tail::Targets` statement.
@@ -174,6 +202,10 @@ pub fn run_write(
     ts: i64,
 ) -> Result<Output, WriteError> {
     let sid = session.id.as_str();
+    let mut stamper = Stamper {
+        ts,
+        seen: HashSet::new(),
+    };
     match &plan.write_form {
         Some(WriteForm::Define { name, text }) => {
             let existing = user_view(tx.conn(), name)?;
@@ -205,7 +237,7 @@ pub fn run_write(
                 plan.reflect,
             );
             let targets = read_targets(tx.conn(), &st)?;
-            let events = events_for(tx.conn(), m, &targets, sid, ts)?;
+            let events = stamper.stamp_all(events_for(tx.conn(), m, &targets, sid, ts)?);
             if !events.is_empty() {
                 tx.append(&events)?;
             }

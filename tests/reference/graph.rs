@@ -40,6 +40,10 @@ pub struct Graph {
     pub tasks: BTreeMap<i64, Task>,
     /// Lateral edges (src, dst, type) — one per projection row.
     pub edges: Vec<(i64, i64, EdgeType)>,
+    /// Each metadata key's first `task_metadata` rowid (its reflection id).
+    pub meta_rowid: BTreeMap<String, i64>,
+    /// The rowid the next new `task_metadata` row gets.
+    pub next_meta_rowid: i64,
     /// User views (name, query, rowid).
     pub user_views: Vec<(String, String, i64)>,
 }
@@ -96,7 +100,7 @@ impl Graph {
             g.edges.push((s, d, EdgeType::parse(&ty).unwrap()));
         }
         let mut st = conn
-            .prepare("SELECT task_id, key, value FROM task_metadata")
+            .prepare("SELECT task_id, key, value, rowid FROM task_metadata")
             .unwrap();
         let rows = st
             .query_map([], |r| {
@@ -104,11 +108,16 @@ impl Graph {
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, String>(2)?,
+                    r.get::<_, i64>(3)?,
                 ))
             })
             .unwrap();
+        g.next_meta_rowid = 1;
         for r in rows {
-            let (id, k, v) = r.unwrap();
+            let (id, k, v, rowid) = r.unwrap();
+            let first = g.meta_rowid.entry(k.clone()).or_insert(rowid);
+            *first = (*first).min(rowid);
+            g.next_meta_rowid = g.next_meta_rowid.max(rowid + 1);
             g.tasks.get_mut(&id).unwrap().meta.insert(k, v);
         }
         let mut st = conn.prepare("SELECT task_id FROM observations").unwrap();
@@ -187,9 +196,9 @@ impl Graph {
                     .flat_map(|t| t.meta.keys())
                     .filter(|k| !declared.contains(*k))
                     .collect();
-                for (i, key) in keys.into_iter().enumerate() {
+                for key in keys {
                     out.push(mk(
-                        -(1_000_000 + 1 + i as i64),
+                        -(4_000_000_000 + self.meta_rowid[key]),
                         key,
                         vec![(Prop::Type, Some("text")), (Prop::Origin, Some("metadata"))],
                     ));
@@ -224,7 +233,7 @@ impl Graph {
                 }
                 for (name, q, rowid) in &self.user_views {
                     out.push(mk(
-                        -(2_000_000 + rowid),
+                        -(2_000_000_000 + rowid),
                         name,
                         vec![
                             (Prop::Origin, Some("user")),

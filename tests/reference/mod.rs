@@ -8,7 +8,9 @@
 
 #![allow(dead_code)]
 
+pub mod arbitrary;
 mod graph;
+pub mod mutate;
 
 pub use graph::{Graph, Refl, Task, V};
 
@@ -368,8 +370,12 @@ impl Eval<'_> {
 
     /// The task set of a shaper-less pipeline.
     pub fn set(&self, p: &Pipeline) -> Vec<Item> {
-        let mut cur = self.source(&p.source);
-        for s in &p.steps {
+        self.steps(self.source(&p.source), &p.steps)
+    }
+
+    /// `steps` applied to the set `cur`.
+    pub fn steps(&self, mut cur: Vec<Item>, steps: &[PStep]) -> Vec<Item> {
+        for s in steps {
             cur = match s {
                 PStep::Traverse(t) => self.traverse(&cur, t),
                 PStep::Where(pr) => cur.into_iter().filter(|it| self.pred(it, pr)).collect(),
@@ -430,7 +436,11 @@ impl Eval<'_> {
 
     /// The final value of a pipeline.
     pub fn output(&self, p: &Pipeline) -> Output {
-        let set = self.set(p);
+        self.shape(self.set(p), p)
+    }
+
+    /// The final value of `set` under `p`'s shaper and enrich flag.
+    pub fn shape(&self, set: Vec<Item>, p: &Pipeline) -> Output {
         match &p.shaper {
             None => Output::Tasks {
                 tasks: set.iter().map(|it| self.task_row(it, p.enriched)).collect(),

@@ -14,7 +14,8 @@ use crate::tq::registry;
 
 /// Id bases (negated): schema rows `-(1+i)`, declared fields `-(10001+i)`,
 /// edges `-(20001+i)`, built-in views `-(30001+i)`, metadata keys
-/// `-(1000000+rank)`, user views `-(2000000+rowid)`.
+/// `-(4000000000 + the key's first task_metadata rowid)` (stable while a
+/// query adds keys), user views `-(2000000000+rowid)`.
 const FIELD_BASE: i64 = 10_001;
 const EDGE_BASE: i64 = 20_001;
 const VIEW_BASE: i64 = 30_001;
@@ -106,7 +107,7 @@ impl Lower {
                         format!(" WHERE key NOT IN ({})", declared.join(", "))
                     };
                     live.push(format!(
-                        "SELECT -(1000000 + ROW_NUMBER() OVER (ORDER BY key)), 'fields', key, NULL, NULL, NULL, NULL, {text}, {origin}, NULL, NULL, NULL, NULL FROM (SELECT DISTINCT key FROM task_metadata{not_declared})"
+                        "SELECT -(4000000000 + min(rowid)), 'fields', key, NULL, NULL, NULL, NULL, {text}, {origin}, NULL, NULL, NULL, NULL FROM task_metadata{not_declared} GROUP BY key"
                     ));
                 }
                 ReflKind::Edges => {
@@ -162,7 +163,7 @@ impl Lower {
                     }
                     let user = self.text("user");
                     live.push(format!(
-                        "SELECT -(2000000 + rowid), 'views', name, NULL, NULL, NULL, NULL, NULL, {user}, query, NULL, NULL, NULL FROM named_views"
+                        "SELECT -(2000000000 + rowid), 'views', name, NULL, NULL, NULL, NULL, NULL, {user}, query, NULL, NULL, NULL FROM named_views"
                     ));
                 }
             }
