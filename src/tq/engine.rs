@@ -21,7 +21,7 @@ use super::front;
 use super::mutate::{self, WriteError};
 use super::plan::{self, Catalog, Plan};
 use super::render::{Output, render};
-use super::sql::Statement;
+use super::sql::{self, Statement};
 use crate::session::Session;
 use crate::store::{Store, StoreError};
 
@@ -253,8 +253,9 @@ impl Engine {
 
 /// `EXPLAIN QUERY PLAN` rows of `st` on `conn`, indented two spaces per level.
 pub fn query_plan(conn: &Connection, st: &Statement) -> rusqlite::Result<Vec<String>> {
-    let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {}", st.sql))?;
-    let mut rows = stmt.query(rusqlite::params_from_iter(st.params.iter()))?;
+    let eqp = sql::explain_query_plan(st);
+    let mut stmt = conn.prepare(&eqp.sql)?;
+    let mut rows = stmt.query(rusqlite::params_from_iter(eqp.params.iter()))?;
     let mut depth: Vec<(i64, usize)> = Vec::new();
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {

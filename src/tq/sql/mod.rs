@@ -144,6 +144,15 @@ pub fn user_view_text(name: &str) -> Statement {
     }
 }
 
+/// `EXPLAIN QUERY PLAN` of `st` (same parameters); rows are
+/// `(id, parent, notused, detail)`.
+pub fn explain_query_plan(st: &Statement) -> Statement {
+    Statement {
+        sql: format!("EXPLAIN QUERY PLAN {}", st.sql),
+        params: st.params.clone(),
+    }
+}
+
 /// The name of the SQL function the `(current)` source calls when the
 /// current task is gone from the store; the executor registers it.
 pub const MISSING_CURRENT_FN: &str = "tq_missing_current";
