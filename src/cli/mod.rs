@@ -65,7 +65,7 @@ Start with (schema), (fields), (edges) and (views): the language describes itsel
         long_about = "Interactive TQ prompt.\n\n\
 The prompt shows the surface: `tq>` read-only, `tq!>` when mutations are on.\n\
 A form continues over lines until its parens balance. Tab completes sources,\n\
-steps, predicates, fields, edges, view names and (inside (node \"...) task slugs.\n\
+steps, predicates, fields, edges, view names, and task slugs in (node \"...\").\n\
 History is kept next to the store (repl_history). Ctrl-C drops the input,\n\
 Ctrl-D leaves. With stdin not a terminal, forms are read one after another\n\
 and each result is printed (exit 1 if any form failed).",

@@ -17,12 +17,13 @@ use crate::tq::engine::{Engine, Explain};
 use crate::tq::render::Output;
 use crate::tq::{Diagnostic, Surface, front, print};
 
-/// How `cairn query` prints a result.
+/// How `cairn query` prints a result: `text` is spec/tq.md §4, `json` is
+/// docs/cli.md "JSON output".
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// Exactly the text the MCP tools return (spec/tq.md §4).
+    /// Exactly the text the MCP tools return.
     Text,
-    /// Structured data (docs/cli.md "JSON output").
+    /// Structured data: arrays of objects, strings, numbers.
     Json,
 }
 
