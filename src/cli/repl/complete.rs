@@ -16,9 +16,13 @@ pub const META_COMMANDS: [&str; 8] = [
 pub enum Context {
     /// A bare word (`(al`): sources, predicates, write forms, `->`, `count`.
     Word,
-    /// A `:keyword` (`(:fol`): steps, fields, metadata keys, edges,
-    /// directions, statuses.
+    /// A `:keyword` (`(:fol`): steps, fields, metadata keys, `:asc`, `:desc`.
     Keyword,
+    /// A `:keyword` argument of `:follow`, `:back`, `:closure`, `:link!`,
+    /// `:unlink!`: edges.
+    Edge,
+    /// The argument of `:set-status!`: statuses.
+    Status,
     /// A meta command (`:he` at the start of the input).
     Meta,
     /// Inside a string after `(node `: task slugs.
@@ -35,6 +39,7 @@ pub fn context(line: &str, pos: usize) -> (usize, Context) {
     let before = line.get(..pos).unwrap_or(line);
     // Find an open string: scan like the lexer.
     let mut in_string: Option<usize> = None;
+    let mut open: Vec<usize> = Vec::new();
     let mut iter = before.char_indices();
     while let Some((i, c)) = iter.next() {
         match (in_string, c) {
@@ -44,6 +49,10 @@ pub fn context(line: &str, pos: usize) -> (usize, Context) {
             (Some(_), '"') => in_string = None,
             (Some(_), _) => {}
             (None, '"') => in_string = Some(i + 1),
+            (None, '(') => open.push(i + 1),
+            (None, ')') => {
+                open.pop();
+            }
             (None, ';') => {
                 for (_, d) in iter.by_ref() {
                     if d == '\n' {
@@ -75,11 +84,17 @@ pub fn context(line: &str, pos: usize) -> (usize, Context) {
         .map(|(i, c)| i + c.len_utf8())
         .unwrap_or(0);
     let word = &before[start..];
+    let head = open
+        .last()
+        .and_then(|&o| before.get(o..start))
+        .and_then(|t| t.split_whitespace().next())
+        .map(str::to_ascii_lowercase);
     let ctx = if word.starts_with(':') {
-        if before[..start].trim().is_empty() {
-            Context::Meta
-        } else {
-            Context::Keyword
+        match head.as_deref() {
+            _ if before[..start].trim().is_empty() => Context::Meta,
+            Some(":follow" | ":back" | ":closure" | ":link!" | ":unlink!") => Context::Edge,
+            Some(":set-status!") => Context::Status,
+            _ => Context::Keyword,
         }
     } else {
         Context::Word
@@ -102,8 +117,24 @@ pub fn words() -> Vec<String> {
     out
 }
 
-/// Every `:keyword`: steps, declared fields, `meta_keys`, edges, `:asc`,
-/// `:desc` and the statuses, sorted.
+/// The edges as keywords (`:phase-of` ...), in registry order.
+pub fn edge_keywords() -> Vec<String> {
+    registry::edges()
+        .iter()
+        .map(|e| format!(":{}", e.edge.as_str()))
+        .collect()
+}
+
+/// The statuses as keywords (`:open` ...).
+pub fn status_keywords() -> Vec<String> {
+    Status::ALL
+        .iter()
+        .map(|s| format!(":{}", s.as_str()))
+        .collect()
+}
+
+/// Every other `:keyword`: steps, declared fields, `meta_keys`, `:asc`
+/// and `:desc`, sorted.
 pub fn keywords(meta_keys: &[String]) -> Vec<String> {
     let mut out: Vec<String> = registry::forms()
         .iter()
@@ -112,12 +143,6 @@ pub fn keywords(meta_keys: &[String]) -> Vec<String> {
         .collect();
     out.extend(registry::fields().iter().map(|f| format!(":{}", f.name)));
     out.extend(meta_keys.iter().map(|k| format!(":{k}")));
-    out.extend(
-        registry::edges()
-            .iter()
-            .map(|e| format!(":{}", e.edge.as_str())),
-    );
-    out.extend(Status::ALL.iter().map(|s| format!(":{}", s.as_str())));
     out.push(":asc".into());
     out.push(":desc".into());
     out.sort();
@@ -150,6 +175,13 @@ mod tests {
         assert_eq!(context(r#"(query "fr"#, 10), (8, Context::View));
         assert_eq!(context(r#"(= :status "ac"#, 14), (12, Context::None));
         assert_eq!(context(r#"(node "a") (:wh"#, 15), (12, Context::Keyword));
+        assert_eq!(context("(-> (all) (:follow :ph", 22), (19, Context::Edge));
+        assert_eq!(context("(:where (any (:BACK :d", 22), (20, Context::Edge));
+        assert_eq!(
+            context("(-> (all) (:set-status! :c", 26),
+            (24, Context::Status)
+        );
+        assert_eq!(context("(-> (all) (:sort :up", 20), (17, Context::Keyword));
     }
 
     #[test]
@@ -157,8 +189,12 @@ mod tests {
         let k = keywords(&["priority".to_string()]);
         assert_eq!(matching(&k, ":fol"), vec![":follow"]);
         assert_eq!(matching(&k, ":pri"), vec![":priority"]);
-        assert_eq!(matching(&k, ":phase"), vec![":phase-of"]);
-        assert_eq!(matching(&k, ":DESC"), vec![":desc"]);
+        assert_eq!(matching(&k, ":DESC"), vec![":desc", ":description"]);
+        assert_eq!(matching(&edge_keywords(), ":phase"), vec![":phase-of"]);
+        assert_eq!(
+            matching(&status_keywords(), ":a"),
+            vec![":active", ":abandoned"]
+        );
         let w = words();
         assert_eq!(matching(&w, "dor"), vec!["dormant"]);
         assert_eq!(matching(&w, "def"), vec!["define!"]);

@@ -44,6 +44,8 @@ impl ReplHelper<'_> {
         let pool: Vec<String> = match ctx {
             Context::Word => complete::words(),
             Context::Keyword => complete::keywords(&self.store.metadata_keys().unwrap_or_default()),
+            Context::Edge => complete::edge_keywords(),
+            Context::Status => complete::status_keywords(),
             Context::Meta => META_COMMANDS.iter().map(|s| s.to_string()).collect(),
             Context::Slug => {
                 let mut s = self.names("(all)");
@@ -103,3 +105,87 @@ impl Validator for ReplHelper<'_> {
 }
 
 impl Helper for ReplHelper<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::NewEvent;
+
+    #[test]
+    fn candidates_from_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("cairn.db")).unwrap();
+        let s = "S";
+        store
+            .write(&[
+                NewEvent::task_create(s, 1, "2026-01-01-tune-search", None, None),
+                NewEvent::task_create(s, 2, "2026-01-01-tokenizer-fix", None, None),
+                NewEvent::set_metadata(s, 3, "2026-01-01-tune-search", "priority", "high"),
+                NewEvent::view_define(s, 4, "mine", "(active)"),
+            ])
+            .unwrap();
+        let h = ReplHelper {
+            store: &store,
+            color: false,
+        };
+        let line = r#"(node "2026-01-01-t"#;
+        assert_eq!(
+            h.candidates(line, line.len()),
+            (
+                7,
+                vec![
+                    "2026-01-01-tokenizer-fix".to_string(),
+                    "2026-01-01-tune-search".to_string()
+                ]
+            )
+        );
+        let line = r#"(node "@"#;
+        assert_eq!(
+            h.candidates(line, line.len()),
+            (7, vec!["@cairn".to_string()])
+        );
+        let line = r#"(query "mi"#;
+        assert_eq!(
+            h.candidates(line, line.len()),
+            (8, vec!["mine".to_string()])
+        );
+        let line = r#"(query "fro"#;
+        assert_eq!(
+            h.candidates(line, line.len()),
+            (8, vec!["frontier".to_string()])
+        );
+        assert_eq!(
+            h.candidates("(-> (all) (:pri", 15),
+            (11, vec![":priority".to_string()])
+        );
+        assert_eq!(
+            h.candidates("(-> (all) (:fol", 15),
+            (11, vec![":follow".to_string()])
+        );
+        assert_eq!(h.candidates(":wr", 3), (0, vec![":write".to_string()]));
+        assert_eq!(h.candidates("(dor", 4), (1, vec!["dormant".to_string()]));
+        assert_eq!(
+            h.candidates("(-> (all) (:follow :dep", 23),
+            (19, vec![":depends-on".to_string()])
+        );
+    }
+
+    #[test]
+    fn highlighting_follows_colour() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("cairn.db")).unwrap();
+        let plain = ReplHelper {
+            store: &store,
+            color: false,
+        };
+        assert_eq!(plain.highlight("(all)", 0), "(all)");
+        let coloured = ReplHelper {
+            store: &store,
+            color: true,
+        };
+        assert_eq!(
+            coloured.highlight("(all)", 0),
+            "\x1b[1m(\x1b[0m\x1b[35mall\x1b[0m\x1b[1m)\x1b[0m"
+        );
+    }
+}
