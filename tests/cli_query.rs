@@ -409,3 +409,43 @@ fn write_surface_records_and_returns() {
     assert_eq!(v[0]["status"], json!("blocked"));
     assert_eq!(fx.events(), before + 2);
 }
+
+#[test]
+fn current_selects_the_task_for_views() {
+    let fx = seed();
+    let o = cairn(&fx, &["query", "(-> (query \"frontier\") (:ids))"], None);
+    assert_eq!(o.code, 1);
+    assert_eq!(
+        o.stderr,
+        "Query error: This query needs a current task; select one first.\n   \
+         ╭─[ query:1:5 ]\n   \
+         │\n \
+         1 │ (-> (query \"frontier\") (:ids))\n   \
+         │     ─────────┬────────  \n   \
+         │              ╰────────── This query needs a current task; select one first.\n\
+         ───╯\n"
+    );
+    let o = cairn(
+        &fx,
+        &[
+            "query",
+            "--current",
+            PLAN,
+            "(-> (query \"frontier\") (:ids))",
+        ],
+        None,
+    );
+    assert_eq!(
+        (o.code, o.stdout.as_str()),
+        (0, format!("1 task:\n- {ALPHA}\n").as_str())
+    );
+    let o = cairn(
+        &fx,
+        &["query", "--current", "2026-01-01-nope", "(current)"],
+        None,
+    );
+    assert_eq!(
+        (o.code, o.stderr.as_str()),
+        (1, "No task 2026-01-01-nope.\n")
+    );
+}

@@ -53,7 +53,7 @@ Errors are printed to stderr with a caret under the offending text.\n\
 Exit status: 0 success, 1 query error, 2 usage error.",
         after_help = "Examples:\n  \
 cairn query '(-> (active) (:select :status :updated-ts))'\n  \
-cairn query --format json '(query \"frontier\")'\n  \
+cairn query --current SLUG '(-> (query \"frontier\") (:ids))'\n  \
 echo '(-> (all) (:count))' | cairn query -\n  \
 cairn query --explain '(-> (active) (:where (has :priority)))'\n  \
 cairn query --write '(-> (node \"old-spike\") (:set-status! :abandoned))'\n\n\

@@ -40,6 +40,10 @@ pub struct QueryArgs {
     /// Print the SQL, its parameters and SQLite's query plan instead of running.
     #[arg(long)]
     pub explain: bool,
+    /// The current task for this query, so (current) and the plan,
+    /// plan-frontier, frontier and knowledge views work.
+    #[arg(long, value_name = "SLUG")]
+    pub current: Option<String>,
     /// The TQ query, e.g. '(-> (active) (:ids))'; `-` (or nothing, when stdin
     /// is not a terminal) reads it from stdin.
     #[arg(value_name = "QUERY")]
@@ -77,7 +81,16 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
         return Ok(usage("query is required."));
     }
     let store = store_cmds::open(flag)?;
-    let session = Session::new();
+    let mut session = Session::new();
+    if let Some(slug) = &args.current {
+        match select_current(&store, &mut session, slug) {
+            Ok(()) => {}
+            Err(msg) => {
+                eprintln!("{msg}");
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
     let engine = Engine::new();
     let surface = if args.write {
         Surface::Write
@@ -115,6 +128,24 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
             ExitCode::from(1)
         }
     })
+}
+
+/// Makes `slug` (a depot prefix `name:` stripped) the session's current
+/// task. Errors: `No task SLUG.` when the store has no such task.
+pub(super) fn select_current(
+    store: &Store,
+    session: &mut Session,
+    slug: &str,
+) -> Result<(), String> {
+    let slug = slug.rsplit(':').next().unwrap_or(slug).trim();
+    match store.task_exists(slug) {
+        Ok(true) => {
+            session.switch_to(slug);
+            Ok(())
+        }
+        Ok(false) => Err(format!("No task {slug}.")),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 fn read_stdin() -> anyhow::Result<String> {

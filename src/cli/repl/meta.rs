@@ -3,7 +3,7 @@
 //! `:views`, `:current [SLUG]`, `:quit`.
 
 use super::{Repl, Reply};
-use crate::cli::query::{explain_text, sql_text};
+use crate::cli::query::{explain_text, select_current, sql_text};
 use crate::tq::Surface;
 
 /// The text `:help` prints.
@@ -66,14 +66,13 @@ impl Repl<'_> {
                         None => "No current task; set one with :current SLUG.".into(),
                     });
                 }
-                let slug = rest.rsplit(':').next().unwrap_or(rest).trim_matches('"');
-                match self.store.task_exists(slug) {
-                    Ok(true) => {
-                        self.session.switch_to(slug);
-                        Reply::Text(format!("Current task: {slug}."))
-                    }
-                    Ok(false) => Reply::Error(format!("No task {slug}.")),
-                    Err(e) => Reply::Error(e.to_string()),
+                let slug = rest.trim_matches('"');
+                match select_current(self.store, &mut self.session, slug) {
+                    Ok(()) => Reply::Text(format!(
+                        "Current task: {}.",
+                        self.session.current.as_deref().unwrap_or(slug)
+                    )),
+                    Err(e) => Reply::Error(e),
                 }
             }
             other => Reply::Error(format!("Unknown command {other}; try :help.")),

@@ -35,6 +35,9 @@ pub struct ReplArgs {
     /// Start on the write surface (as `:write on`): mutations are recorded.
     #[arg(long)]
     pub write: bool,
+    /// Start with this current task (as `:current SLUG`).
+    #[arg(long, value_name = "SLUG")]
+    pub current: Option<String>,
 }
 
 /// What one input produced.
@@ -144,6 +147,12 @@ pub(super) fn repl_cmd(flag: Option<&Path>, args: &ReplArgs) -> anyhow::Result<E
         Surface::Read
     };
     let mut repl = Repl::new(&store, surface);
+    if let Some(slug) = &args.current {
+        if let Err(msg) = super::query::select_current(&store, &mut repl.session, slug) {
+            eprintln!("{msg}");
+            return Ok(ExitCode::from(1));
+        }
+    }
     if std::io::stdin().is_terminal() {
         interactive(&store, &mut repl)
     } else {
