@@ -147,11 +147,11 @@ pub(super) fn repl_cmd(flag: Option<&Path>, args: &ReplArgs) -> anyhow::Result<E
         Surface::Read
     };
     let mut repl = Repl::new(&store, surface);
-    if let Some(slug) = &args.current {
-        if let Err(msg) = super::query::select_current(&store, &mut repl.session, slug) {
-            eprintln!("{msg}");
-            return Ok(ExitCode::from(1));
-        }
+    if let Some(slug) = &args.current
+        && let Err(msg) = super::query::select_current(&store, &mut repl.session, slug)
+    {
+        eprintln!("{msg}");
+        return Ok(ExitCode::from(1));
     }
     if std::io::stdin().is_terminal() {
         interactive(&store, &mut repl)
