@@ -82,11 +82,11 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
     }
     let store = store_cmds::open(flag)?;
     let mut session = Session::new();
-    if let Some(slug) = &args.current {
-        if let Err(msg) = select_current(&store, &mut session, slug) {
-            eprintln!("{msg}");
-            return Ok(ExitCode::from(1));
-        }
+    if let Some(slug) = &args.current
+        && let Err(msg) = select_current(&store, &mut session, slug)
+    {
+        eprintln!("{msg}");
+        return Ok(ExitCode::from(1));
     }
     let engine = Engine::new();
     let surface = if args.write {
