@@ -96,7 +96,7 @@ fn interactive_session() {
     );
     assert_eq!(fx.events(), before + 1);
     // History is kept next to the store.
-    let history = std::fs::read_to_string(fx.dir.path().join("repl_history")).unwrap();
+    let history = std::fs::read_to_string(fx.dir.path().join("cairn.db.repl_history")).unwrap();
     assert!(history.contains("(-> (all) (:count))"), "{history}");
     assert!(history.contains(":write on"), "{history}");
 }

@@ -66,9 +66,9 @@ Start with (schema), (fields), (edges) and (views): the language describes itsel
 The prompt shows the surface: `tq>` read-only, `tq!>` when mutations are on.\n\
 A form continues over lines until its parens balance. Tab completes sources,\n\
 steps, predicates, fields, edges, view names, and task slugs in (node \"...\").\n\
-History is kept next to the store (repl_history). Ctrl-C drops the input,\n\
-Ctrl-D leaves. With stdin not a terminal, forms are read one after another\n\
-and each result is printed (exit 1 if any form failed).",
+History is kept next to the store (cairn.db.repl_history). Ctrl-C drops\n\
+the input, Ctrl-D leaves. With stdin not a terminal, forms are read one\n\
+after another and each result is printed (exit 1 if any form failed).",
         after_help = "Meta commands:\n  \
 :help               this list\n  \
 :write on|off       allow mutations (prompt tq!>) or not (tq>)\n  \

@@ -128,13 +128,17 @@ fn show(reply: Reply, color: bool) -> (bool, bool) {
     }
 }
 
-/// Where the REPL keeps its history: `repl_history` next to the cairn.db.
+/// Where the REPL keeps its history: next to the database, its file name
+/// plus `.repl_history` (`.cairn/cairn.db.repl_history`), so the store's
+/// `.gitignore` (`cairn.db*`) keeps it out of git too.
 pub fn history_path(store: &Store) -> PathBuf {
-    store
+    let mut name = store
         .path()
-        .parent()
-        .unwrap_or_else(|| Path::new("."))
-        .join("repl_history")
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "cairn.db".into());
+    name.push(".repl_history");
+    store.path().with_file_name(name)
 }
 
 /// Runs `cairn repl`: interactive on a terminal, else the piped reader.
