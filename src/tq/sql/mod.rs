@@ -215,7 +215,7 @@ impl Lower {
         // SQLite inlines a CTE used once into its user; a long pipeline
         // would nest past SQLite's subquery depth limit. Every
         // MATERIALIZE_EVERY-th stage is materialized to bound the nesting.
-        let hint = if self.n % MATERIALIZE_EVERY == 0 {
+        let hint = if self.n.is_multiple_of(MATERIALIZE_EVERY) {
             "MATERIALIZED "
         } else {
             ""
