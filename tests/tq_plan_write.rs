@@ -234,3 +234,22 @@ fn explain_shows_sql_params_and_plan() {
         .unwrap();
     assert_eq!(ex.statements.len(), 2);
 }
+
+#[test]
+fn long_and_deep_queries_run_or_fail_as_query_errors() {
+    let mut f = Fx::new();
+    f.create("a");
+    let steps: String = (0..150)
+        .map(|_| "(:where (has :slug))")
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert_eq!(f.r(&format!("(-> (all) {steps} (:count))")), "1");
+    let mut p = "(has :slug)".to_string();
+    for _ in 0..40 {
+        p = format!("(all (:follow :related) {p})");
+    }
+    assert_eq!(
+        f.r(&format!("(-> (all) (:where {p}) (:count))")),
+        "Query error: the query is too complex to run (Expression tree is too large (maximum depth 1000)); split it into smaller queries."
+    );
+}

@@ -28,6 +28,10 @@ impl ToSql for Param {
     }
 }
 
+/// Fragments of SQLite's messages for its size limits (expression depth,
+/// subquery nesting, compound terms, parameters).
+const TOO_COMPLEX: &[&str] = &["too large", "too deep", "too many"];
+
 /// Why a statement failed: our own query error (raised inside SQL), an
 /// interrupt (the time limit), or any other SQLite failure.
 #[derive(Debug, thiserror::Error)]
@@ -49,10 +53,19 @@ pub fn classify(e: rusqlite::Error) -> ExecError {
         if f.code == rusqlite::ErrorCode::OperationInterrupted {
             return ExecError::Interrupted;
         }
-        if let Some(m) = msg
-            && let Some(text) = m.strip_prefix(QUERY_ERROR_MARK)
-        {
-            return ExecError::Query(Diagnostic::query(text.to_string(), None));
+        if let Some(m) = msg {
+            if let Some(text) = m.strip_prefix(QUERY_ERROR_MARK) {
+                return ExecError::Query(Diagnostic::query(text.to_string(), None));
+            }
+            // SQLite's size limits are the query's shape, not a failure.
+            if TOO_COMPLEX.iter().any(|p| m.contains(p)) {
+                return ExecError::Query(Diagnostic::query(
+                    format!(
+                        "the query is too complex to run ({m}); split it into smaller queries."
+                    ),
+                    None,
+                ));
+            }
         }
     }
     ExecError::Sqlite(e)

@@ -179,6 +179,9 @@ pub(crate) struct Lower {
     reflect: bool,
 }
 
+/// See `Lower::cte`: how often a stage is materialized (bounds nesting).
+const MATERIALIZE_EVERY: usize = 24;
+
 const NOT_RESERVED: &str = "substr(slug, 1, 1) <> '@'";
 
 impl Lower {
@@ -209,7 +212,15 @@ impl Lower {
     fn cte(&mut self, body: String) -> String {
         self.n += 1;
         let name = format!("s{}", self.n);
-        self.ctes.push(format!("{name}(id, ord) AS ({body})"));
+        // SQLite inlines a CTE used once into its user; a long pipeline
+        // would nest past SQLite's subquery depth limit. Every
+        // MATERIALIZE_EVERY-th stage is materialized to bound the nesting.
+        let hint = if self.n.is_multiple_of(MATERIALIZE_EVERY) {
+            "MATERIALIZED "
+        } else {
+            ""
+        };
+        self.ctes.push(format!("{name}(id, ord) AS {hint}({body})"));
         name
     }
 
