@@ -25,7 +25,7 @@ pub enum Context {
     Status,
     /// A meta command (`:he` at the start of the input).
     Meta,
-    /// Inside a string after `(node `: task slugs.
+    /// Inside a string after `(node `, or the argument of `:current`: task slugs.
     Slug,
     /// Inside a string after `(query `, `(define! ` or `(undefine! `: view names.
     View,
@@ -89,7 +89,13 @@ pub fn context(line: &str, pos: usize) -> (usize, Context) {
         .and_then(|&o| before.get(o..start))
         .and_then(|t| t.split_whitespace().next())
         .map(str::to_ascii_lowercase);
-    let ctx = if word.starts_with(':') {
+    let meta_current = before
+        .trim_start()
+        .to_ascii_lowercase()
+        .starts_with(":current ");
+    let ctx = if meta_current && start > 0 {
+        Context::Slug
+    } else if word.starts_with(':') {
         match head.as_deref() {
             _ if before[..start].trim().is_empty() => Context::Meta,
             Some(":follow" | ":back" | ":closure" | ":link!" | ":unlink!") => Context::Edge,
@@ -173,6 +179,8 @@ mod tests {
         assert_eq!(context(r#"(node "tun"#, 10), (7, Context::Slug));
         assert_eq!(context(r#"(NODE  "tun"#, 11), (8, Context::Slug));
         assert_eq!(context(r#"(query "fr"#, 10), (8, Context::View));
+        assert_eq!(context(":current 2026", 13), (9, Context::Slug));
+        assert_eq!(context(":current ", 9), (9, Context::Slug));
         assert_eq!(context(r#"(= :status "ac"#, 14), (12, Context::None));
         assert_eq!(context(r#"(node "a") (:wh"#, 15), (12, Context::Keyword));
         assert_eq!(context("(-> (all) (:follow :ph", 22), (19, Context::Edge));

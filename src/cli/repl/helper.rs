@@ -163,6 +163,10 @@ mod tests {
             (11, vec![":follow".to_string()])
         );
         assert_eq!(h.candidates(":wr", 3), (0, vec![":write".to_string()]));
+        assert_eq!(
+            h.candidates(":current 2026-01-01-tu", 22),
+            (9, vec!["2026-01-01-tune-search".to_string()])
+        );
         assert_eq!(h.candidates("(dor", 4), (1, vec!["dormant".to_string()]));
         assert_eq!(
             h.candidates("(-> (all) (:follow :dep", 23),
