@@ -14,8 +14,18 @@ fn help(args: &[&str]) -> String {
 #[test]
 fn help_texts() {
     insta::assert_snapshot!("cairn", help(&["--help"]));
-    for sub in ["query", "repl", "where", "rebuild", "verify"] {
-        insta::assert_snapshot!(sub, help(&[sub, "--help"]));
+    // Every visible subcommand, as clap knows them (serve and call too).
+    let cli = <cairn::cli::Cli as clap::CommandFactory>::command();
+    let subs: Vec<String> = cli
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .collect();
+    for must in ["query", "repl", "where", "rebuild", "verify"] {
+        assert!(subs.iter().any(|s| s == must), "{must} in {subs:?}");
+    }
+    for sub in &subs {
+        insta::assert_snapshot!(sub.as_str(), help(&[sub, "--help"]));
     }
 }
 

@@ -42,7 +42,9 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands. `--help` lists them by `display_order`: serve and call
+/// (declared without one) first, then query, repl (30s), then the store
+/// commands (40s).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one TQ query and print its result (exit 0 ok, 1 query error, 2 usage error).
@@ -59,6 +61,7 @@ cairn query --explain '(-> (active) (:where (has :priority)))'\n  \
 cairn query --write '(-> (node \"old-spike\") (:set-status! :abandoned))'\n\n\
 Start with (schema), (fields), (edges) and (views): the language describes itself."
     )]
+    #[command(display_order = 30)]
     Query(query::QueryArgs),
     /// Interactive TQ prompt: multi-line forms, completion, history, :help.
     #[command(
@@ -79,12 +82,16 @@ after another and each result is printed (exit 1 if any form failed).",
 :current [SLUG]     show or set the current task, for (current) and plan\n  \
 :quit               leave (as does Ctrl-D)"
     )]
+    #[command(display_order = 31)]
     Repl(repl::ReplArgs),
     /// Print the database path, the project root and which rule chose them.
+    #[command(display_order = 40)]
     Where,
     /// Re-fold the projection from the event log.
+    #[command(display_order = 41)]
     Rebuild,
     /// Check that the projection is a faithful fold of the log (exit 0/1).
+    #[command(display_order = 42)]
     Verify,
     /// Test helper: append COUNT observations, one transaction each,
     /// printing each seq after commit.
