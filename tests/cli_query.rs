@@ -449,3 +449,30 @@ fn current_selects_the_task_for_views() {
         (1, "No task 2026-01-01-nope.\n")
     );
 }
+
+#[test]
+fn a_closed_stdout_is_not_a_crash() {
+    // `cairn query ... | head`: the reader goes away before the result is
+    // written; the write fails with EPIPE and cairn exits 0, quietly.
+    let fx = seed();
+    for args in [&["query", "(schema)"][..], &["repl"][..]] {
+        let mut child = Command::new(CAIRN)
+            .arg("--db")
+            .arg(fx.dir.path().join("cairn.db"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let mut stdin = child.stdin.take().unwrap();
+        if args[0] == "repl" {
+            stdin.write_all(b"(schema)\n(schema)\n").unwrap();
+        }
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), "", "{args:?}");
+    }
+}

@@ -3,7 +3,7 @@
 //! `tq::Engine`, its result on stdout, its error as an ariadne report on
 //! stderr. Exit 0 success, 1 query error, 2 usage error.
 
-use std::io::{IsTerminal, Read};
+use std::io::{ErrorKind, IsTerminal, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -63,6 +63,18 @@ pub(super) fn report(d: &Diagnostic, source: &str) {
     eprintln!("{}", d.render_ariadne(source, color).trim_end());
 }
 
+/// Writes `text` and a newline to stdout and flushes. A reader that went
+/// away (`cairn query ... | head`) is not an error: `Ok(false)`, and the
+/// caller stops writing. Other I/O errors are returned.
+pub(super) fn emit(text: &str) -> std::io::Result<bool> {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 fn usage(msg: &str) -> ExitCode {
     eprintln!("error: {msg}");
     ExitCode::from(2)
@@ -98,9 +110,9 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
         return Ok(match engine.explain(&store, &session, &text, surface) {
             Ok(ex) => {
                 match args.format {
-                    Format::Text => println!("{}", explain_text(&ex)),
-                    Format::Json => println!("{}", serde_json::to_string_pretty(&ex)?),
-                }
+                    Format::Text => emit(&explain_text(&ex))?,
+                    Format::Json => emit(&serde_json::to_string_pretty(&ex)?)?,
+                };
                 ExitCode::SUCCESS
             }
             Err(d) => {
@@ -117,7 +129,7 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
     };
     Ok(match result {
         Ok(out) => {
-            println!("{out}");
+            emit(&out)?;
             ExitCode::SUCCESS
         }
         Err(d) => {

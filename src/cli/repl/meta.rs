@@ -57,7 +57,9 @@ impl Repl<'_> {
                     Err(d) => Reply::Diag(d, rest.to_string()),
                 }
             }
-            ":schema" => self.query("(-> (schema) (:select :category :kind :signature))"),
+            ":schema" => self.query(
+                "(-> (schema) (:sort :category :asc) (:select :category :kind :signature :doc))",
+            ),
             ":views" => self.query("(-> (views) (:select :origin :source))"),
             ":current" => {
                 if rest.is_empty() {

@@ -10,7 +10,7 @@ pub mod helper;
 pub mod highlight;
 pub mod meta;
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -20,7 +20,7 @@ use rustyline::config::{CompletionType, Config};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 
-use super::query::use_color;
+use super::query::{emit, use_color};
 use super::store_cmds;
 use crate::session::Session;
 use crate::store::Store;
@@ -107,14 +107,12 @@ impl<'a> Repl<'a> {
     }
 }
 
-/// Prints `reply`; returns false for `:quit`. Errors go to stderr, as
-/// ariadne reports (colour when `color`).
-fn show(reply: Reply, color: bool) -> (bool, bool) {
-    match reply {
-        Reply::Text(t) => {
-            println!("{t}");
-            (true, true)
-        }
+/// Prints `reply` (results on stdout; errors on stderr, as ariadne reports,
+/// coloured when `color`). Returns (go on, succeeded): go on is false for
+/// `:quit` and when stdout's reader went away.
+fn show(reply: Reply, color: bool) -> std::io::Result<(bool, bool)> {
+    Ok(match reply {
+        Reply::Text(t) => (emit(&t)?, true),
         Reply::Diag(d, src) => {
             eprintln!("{}", d.render_ariadne(&src, color).trim_end());
             (true, false)
@@ -125,7 +123,7 @@ fn show(reply: Reply, color: bool) -> (bool, bool) {
         }
         Reply::Quit => (false, true),
         Reply::Nothing => (true, true),
-    }
+    })
 }
 
 /// Where the REPL keeps its history: next to the database, its file name
@@ -175,8 +173,7 @@ fn piped(repl: &mut Repl<'_>) -> anyhow::Result<ExitCode> {
         buf.push_str(&line);
         buf.push('\n');
         if balance(&buf).is_complete() {
-            let (go_on, ok) = show(repl.eval(&buf), false);
-            std::io::stdout().flush()?;
+            let (go_on, ok) = show(repl.eval(&buf), false)?;
             failed |= !ok;
             buf.clear();
             if !go_on {
@@ -187,7 +184,7 @@ fn piped(repl: &mut Repl<'_>) -> anyhow::Result<ExitCode> {
         }
     }
     if balance(&buf).content {
-        let (_, ok) = show(repl.eval(&buf), false);
+        let (_, ok) = show(repl.eval(&buf), false)?;
         failed |= !ok;
     }
     Ok(if failed {
@@ -209,10 +206,10 @@ fn interactive(store: &Store, repl: &mut Repl<'_>) -> anyhow::Result<ExitCode> {
     rl.set_helper(Some(ReplHelper { store, color }));
     let history = history_path(store);
     let _ = rl.load_history(&history);
-    println!(
+    emit(&format!(
         "cairn TQ REPL on {} — :help for commands, Ctrl-D to leave.",
         store.path().display()
-    );
+    ))?;
     loop {
         match rl.readline(repl.prompt()) {
             Ok(input) => {
@@ -220,10 +217,8 @@ fn interactive(store: &Store, repl: &mut Repl<'_>) -> anyhow::Result<ExitCode> {
                     let _ = rl.add_history_entry(input.as_str());
                     let _ = rl.save_history(&history);
                 }
-                let (go_on, _) = show(
-                    repl.eval(&input),
-                    use_color(std::io::stderr().is_terminal()),
-                );
+                let color = use_color(std::io::stderr().is_terminal());
+                let (go_on, _) = show(repl.eval(&input), color)?;
                 if !go_on {
                     break;
                 }
