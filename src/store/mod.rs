@@ -4,3 +4,5 @@ pub mod model;
 pub mod schema;
 
 pub use model::{EdgeClass, EdgeType, Status};
+pub mod read;
+pub mod search;

@@ -1,0 +1,741 @@
+//! Every return line and every error line quoted in seed 000 (and the
+//! decisions of spec/mcp.md), one assertion each, through the tool functions.
+
+mod common;
+
+use common::{Fx, T0};
+use serde_json::json;
+
+const TUNE: &str = "2026-06-22-tune-search";
+const PREFIX: &str = "2026-06-22-add-prefix-query-support";
+const TOKEN: &str = "2026-06-22-tokenizer-fix";
+
+/// tune-search with a prefix-query phase (current) and a tokenizer task.
+fn story() -> Fx {
+    let mut fx = Fx::new();
+    fx.ok("task_create", json!({"name": "tune search"}));
+    fx.ok("task_fork", json!({"name": "add prefix query support"}));
+    fx.ok("task_create", json!({"name": "tokenizer fix"}));
+    fx
+}
+
+// ---- observe ----
+
+#[test]
+fn observe_returns_observed_on() {
+    let mut fx = Fx::new();
+    fx.ok("task_create", json!({"name": "tune search"}));
+    assert_eq!(
+        fx.ok("observe", json!({"text": "bm25 ranking confirmed against t/cairn-search.lisp"})),
+        "Observed on 2026-06-22-tune-search."
+    );
+}
+
+#[test]
+fn observe_blank_text_is_required() {
+    let mut fx = Fx::new();
+    fx.ok("task_create", json!({"name": "tune search"}));
+    assert_eq!(fx.err("observe", json!({"text": "   "})), "text is required.");
+}
+
+#[test]
+fn observe_without_current_task() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.err("observe", json!({"text": "hello"})),
+        "No current task; create or select one first."
+    );
+    assert_eq!(fx.events(), 0);
+}
+
+#[test]
+fn observe_on_unknown_task() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.err("observe", json!({"text": "hello", "task_id": "2026-01-01-nothing-here"})),
+        "No task 2026-01-01-nothing-here."
+    );
+}
+
+#[test]
+fn observe_never_moves_the_pointer_and_strips_depot() {
+    let mut fx = story();
+    assert_eq!(
+        fx.ok("observe", json!({"text": "x", "task_id": format!("work:{TUNE}")})),
+        format!("Observed on {TUNE}.")
+    );
+    assert_eq!(fx.session.current.as_deref(), Some(PREFIX));
+}
+
+#[test]
+fn observe_text_too_long() {
+    let mut fx = Fx::new();
+    fx.ok("task_create", json!({"name": "tune search"}));
+    let text = "a".repeat(1_000_001);
+    assert_eq!(
+        fx.err("observe", json!({"text": text})),
+        "text is too long (1,000,001 characters; at most 1,000,000)."
+    );
+}
+
+// ---- task_create ----
+
+#[test]
+fn task_create_returns_created_and_adopts() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.ok("task_create", json!({"name": "tune search ranking"})),
+        "Created 2026-06-22-tune-search-ranking."
+    );
+    assert_eq!(fx.session.current.as_deref(), Some("2026-06-22-tune-search-ranking"));
+}
+
+#[test]
+fn task_create_keeps_an_existing_pointer() {
+    let mut fx = Fx::new();
+    fx.ok("task_create", json!({"name": "tune search"}));
+    fx.ok("task_create", json!({"name": "tokenizer fix"}));
+    assert_eq!(fx.session.current.as_deref(), Some(TUNE));
+}
+
+#[test]
+fn task_create_blank_name_is_required() {
+    let mut fx = Fx::new();
+    assert_eq!(fx.err("task_create", json!({"name": ""})), "name is required.");
+}
+
+#[test]
+fn task_create_strips_a_written_date_prefix_and_suffixes_collisions() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.ok("task_create", json!({"name": "2026-01-01-tune search"})),
+        format!("Created {TUNE}.")
+    );
+    assert_eq!(
+        fx.ok("task_create", json!({"name": "tune search"})),
+        format!("Created {TUNE}-2.")
+    );
+}
+
+#[test]
+fn task_create_name_too_long() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.err("task_create", json!({"name": "x".repeat(201)})),
+        "name is too long (201 characters; at most 200)."
+    );
+}
+
+// ---- task_fork ----
+
+#[test]
+fn task_fork_returns_forked_and_switches() {
+    let mut fx = Fx::new();
+    fx.ok("task_create", json!({"name": "tune search"}));
+    assert_eq!(
+        fx.ok("task_fork", json!({"name": "add prefix query support"})),
+        "Forked 2026-06-22-add-prefix-query-support from 2026-06-22-tune-search (phase-of)."
+    );
+    assert_eq!(fx.session.current.as_deref(), Some(PREFIX));
+}
+
+#[test]
+fn task_fork_blank_name_is_required() {
+    let mut fx = Fx::new();
+    fx.ok("task_create", json!({"name": "tune search"}));
+    assert_eq!(fx.err("task_fork", json!({"name": " "})), "name is required.");
+}
+
+#[test]
+fn task_fork_without_parent() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.err("task_fork", json!({"name": "add prefix query support"})),
+        "No parent task; pass from or select a task first."
+    );
+}
+
+#[test]
+fn task_fork_bad_edge_type() {
+    let mut fx = Fx::new();
+    fx.ok("task_create", json!({"name": "tune search"}));
+    assert_eq!(
+        fx.err("task_fork", json!({"name": "add prefix query support", "edge_type": "child-of"})),
+        "\"child-of\" is not a valid edge type; expected one of phase-of, depends-on, related."
+    );
+}
+
+#[test]
+fn task_fork_from_itself() {
+    let mut fx = Fx::new();
+    fx.ok("task_create", json!({"name": "tune search"}));
+    assert_eq!(
+        fx.err("task_fork", json!({"name": "tune search"})),
+        "A task cannot fork from itself."
+    );
+    assert_eq!(fx.events(), 1);
+}
+
+#[test]
+fn task_fork_unknown_from() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.err("task_fork", json!({"name": "add prefix query support", "from": "2026-01-01-gone"})),
+        "No task 2026-01-01-gone."
+    );
+}
+
+#[test]
+fn task_fork_related_edge_from_named_parent() {
+    let mut fx = story();
+    assert_eq!(
+        fx.ok("task_fork", json!({"name": "ranking notes", "from": TUNE, "edge_type": "related"})),
+        format!("Forked 2026-06-22-ranking-notes from {TUNE} (related).")
+    );
+}
+
+// ---- task_link / task_sever ----
+
+#[test]
+fn task_link_returns_linked() {
+    let mut fx = story();
+    assert_eq!(
+        fx.ok("task_link", json!({"target_id": TOKEN, "edge_type": "depends-on"})),
+        "Linked 2026-06-22-add-prefix-query-support -> 2026-06-22-tokenizer-fix (depends-on)."
+    );
+}
+
+#[test]
+fn task_link_blank_target_is_required() {
+    let mut fx = story();
+    assert_eq!(
+        fx.err("task_link", json!({"target_id": "", "edge_type": "depends-on"})),
+        "target_id is required."
+    );
+}
+
+#[test]
+fn task_link_bad_edge_type() {
+    let mut fx = story();
+    assert_eq!(
+        fx.err("task_link", json!({"target_id": TOKEN, "edge_type": "blocks"})),
+        "\"blocks\" is not a valid edge type; expected one of phase-of, depends-on, related."
+    );
+}
+
+#[test]
+fn task_link_to_itself() {
+    let mut fx = story();
+    assert_eq!(
+        fx.err("task_link", json!({"target_id": PREFIX, "edge_type": "related"})),
+        "A task cannot link to itself."
+    );
+}
+
+#[test]
+fn task_link_unknown_target() {
+    let mut fx = story();
+    assert_eq!(
+        fx.err("task_link", json!({"target_id": "2026-01-01-gone", "edge_type": "related"})),
+        "No task 2026-01-01-gone."
+    );
+}
+
+#[test]
+fn task_link_without_current() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.err("task_link", json!({"target_id": TOKEN, "edge_type": "related"})),
+        "No current task; create or select one first."
+    );
+}
+
+#[test]
+fn task_sever_returns_severed() {
+    let mut fx = story();
+    fx.ok("task_link", json!({"target_id": TOKEN, "edge_type": "depends-on"}));
+    assert_eq!(
+        fx.ok("task_sever", json!({"target_id": TOKEN, "edge_type": "depends-on"})),
+        "Severed 2026-06-22-add-prefix-query-support -> 2026-06-22-tokenizer-fix (depends-on)."
+    );
+    assert!(!fx.ok("task_get", json!({})).contains("edges:"));
+}
+
+#[test]
+fn task_sever_blank_target_is_required() {
+    let mut fx = story();
+    assert_eq!(
+        fx.err("task_sever", json!({"target_id": "  ", "edge_type": "depends-on"})),
+        "target_id is required."
+    );
+}
+
+#[test]
+fn task_sever_bad_edge_type() {
+    let mut fx = story();
+    assert_eq!(
+        fx.err("task_sever", json!({"target_id": TOKEN, "edge_type": "Depends"})),
+        "\"Depends\" is not a valid edge type; expected one of phase-of, depends-on, related."
+    );
+}
+
+// ---- task_set_metadata ----
+
+#[test]
+fn task_set_metadata_returns_set() {
+    let mut fx = story();
+    assert_eq!(
+        fx.ok("task_set_metadata", json!({"key": "acceptance", "value": "prefix queries return ranked snippets"})),
+        "Set acceptance on 2026-06-22-add-prefix-query-support."
+    );
+}
+
+#[test]
+fn task_set_metadata_blank_key_is_required() {
+    let mut fx = story();
+    assert_eq!(
+        fx.err("task_set_metadata", json!({"key": "", "value": "x"})),
+        "key is required."
+    );
+}
+
+#[test]
+fn task_set_metadata_null_value_is_empty() {
+    let mut fx = story();
+    assert_eq!(
+        fx.ok("task_set_metadata", json!({"key": "tags", "value": null})),
+        format!("Set tags on {PREFIX}.")
+    );
+    assert!(fx.ok("task_get", json!({})).contains("\n    tags = "));
+}
+
+// ---- task_update_status ----
+
+#[test]
+fn task_update_status_returns_is_now() {
+    let mut fx = story();
+    assert_eq!(
+        fx.ok("task_update_status", json!({"status": "completed", "task_id": TOKEN})),
+        "2026-06-22-tokenizer-fix is now completed."
+    );
+}
+
+#[test]
+fn task_update_status_missing_is_required() {
+    let mut fx = story();
+    assert_eq!(fx.err("task_update_status", json!({})), "status is required.");
+}
+
+#[test]
+fn task_update_status_out_of_enum() {
+    let mut fx = story();
+    assert_eq!(
+        fx.err("task_update_status", json!({"status": "done"})),
+        "\"done\" is not a valid status; expected one of open, active, completed, abandoned, blocked."
+    );
+}
+
+#[test]
+fn task_update_status_is_lower_cased_and_idempotent() {
+    let mut fx = story();
+    let before = fx.events();
+    assert_eq!(
+        fx.ok("task_update_status", json!({"status": "ACTIVE"})),
+        format!("{PREFIX} is now active.")
+    );
+    assert_eq!(fx.events(), before);
+    fx.ok("task_update_status", json!({"status": "Completed"}));
+    fx.ok("task_update_status", json!({"status": "completed"}));
+    assert_eq!(fx.events(), before + 1);
+}
+
+#[test]
+fn task_update_status_reopen_revives() {
+    let mut fx = story();
+    fx.ok("task_update_status", json!({"status": "completed"}));
+    assert_eq!(
+        fx.ok("task_update_status", json!({"reopen": true})),
+        format!("{PREFIX} is now active.")
+    );
+}
+
+// ---- handoff ----
+
+#[test]
+fn handoff_scaffolds_at_the_default_path() {
+    let mut fx = story();
+    let out = fx.ok("handoff", json!({"summary": "prefix queries land; tokenizer fix is next"}));
+    let path = fx.root().join(
+        ".cairn/tasks/2026-06-22-add-prefix-query-support/2026-06-22_14-30-05_prefix-queries-land-tokenizer-fix-is-next.md",
+    );
+    assert_eq!(
+        out,
+        format!("Handoff scaffolded for {PREFIX} at {}", path.display())
+    );
+    let body = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(
+        body,
+        format!(
+            "---\ntask: {PREFIX}\ncreated: 2026-06-22T14:30:05Z\nsummary: \"prefix queries land; tokenizer fix is next\"\n---\n\n# Handoff — {PREFIX}\n\n## State\n\n```text\n{PREFIX}  [active]\n  parent: {TUNE}\n```\n\n## Recent work\n\n## Next steps\n"
+        )
+    );
+}
+
+#[test]
+fn handoff_blank_summary_is_required() {
+    let mut fx = story();
+    assert_eq!(fx.err("handoff", json!({"summary": ""})), "summary is required.");
+}
+
+#[test]
+fn handoff_refuses_paths_outside_the_project() {
+    let mut fx = story();
+    assert_eq!(
+        fx.err("handoff", json!({"summary": "s", "path": "../escape.md"})),
+        "path must stay inside the project: ../escape.md"
+    );
+    assert_eq!(
+        fx.err("handoff", json!({"summary": "s", "path": "/tmp/abs.md"})),
+        "path must stay inside the project: /tmp/abs.md"
+    );
+    assert_eq!(
+        fx.err("handoff", json!({"summary": "s", "path": "notes/../../x.md"})),
+        "path must stay inside the project: notes/../../x.md"
+    );
+}
+
+#[test]
+fn handoff_leaves_an_existing_file_and_records_the_event() {
+    let mut fx = story();
+    std::fs::create_dir_all(fx.root().join("notes")).unwrap();
+    std::fs::write(fx.root().join("notes/h.md"), "mine").unwrap();
+    let out = fx.ok("handoff", json!({"summary": "tokenizer next", "path": "./notes/h.md"}));
+    assert_eq!(
+        out,
+        format!("Handoff scaffolded for {PREFIX} at {}", fx.root().join("notes/h.md").display())
+    );
+    assert_eq!(std::fs::read_to_string(fx.root().join("notes/h.md")).unwrap(), "mine");
+    assert!(fx.ok("task_bootstrap", json!({})).ends_with("  handoffs:\n    - tokenizer next (notes/h.md)"));
+}
+
+// ---- task_query / task_query_write (argument lines) ----
+
+#[test]
+fn task_query_blank_is_required() {
+    let mut fx = Fx::new();
+    assert_eq!(fx.err("task_query", json!({"query": ""})), "query is required.");
+}
+
+#[test]
+fn task_query_write_blank_is_required() {
+    let mut fx = Fx::new();
+    assert_eq!(fx.err("task_query_write", json!({"query": " \n"})), "query is required.");
+}
+
+#[test]
+fn task_query_too_long() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.err("task_query", json!({"query": "(".repeat(65_537)})),
+        "query is too long (65,537 characters; at most 65,536)."
+    );
+}
+
+// ---- task_search ----
+
+#[test]
+fn task_search_blank_is_required() {
+    let mut fx = Fx::new();
+    assert_eq!(fx.err("task_search", json!({"query": ""})), "query is required.");
+}
+
+#[test]
+fn task_search_no_match_line() {
+    let mut fx = story();
+    fx.ok("observe", json!({"text": "bm25 ranking confirmed"}));
+    assert_eq!(
+        fx.ok("task_search", json!({"query": "zebra"})),
+        "No matching observations for \"zebra\"."
+    );
+    assert_eq!(
+        fx.ok("task_search", json!({"query": "\" ? *"})),
+        "No matching observations for \"\" ? *\"."
+    );
+}
+
+#[test]
+fn task_search_rows_and_prefix() {
+    let mut fx = story();
+    fx.ok("observe", json!({"text": "prefix queries need a query parser change in src/search.rs:45-78"}));
+    fx.ok("observe", json!({"text": "tokenizer splits depends-on wrongly", "task_id": TOKEN}));
+    assert_eq!(
+        fx.ok("task_search", json!({"query": "prefix query*"})),
+        format!("1. [{PREFIX}]  (2026-06-22)\n    [prefix] queries need a [query] parser change in src/search.rs:45-78")
+    );
+    assert_eq!(
+        fx.ok("task_search", json!({"query": "depends-on"})),
+        format!("1. [{TOKEN}]  (2026-06-22)\n    tokenizer splits [depends-on] wrongly")
+    );
+    assert_eq!(
+        fx.ok("task_search", json!({"query": "src/search.rs:45-78"})),
+        format!("1. [{PREFIX}]  (2026-06-22)\n    prefix queries need a query parser change in [src/search.rs:45-78]")
+    );
+}
+
+#[test]
+fn task_search_limit_and_task_filter() {
+    let mut fx = story();
+    for i in 0..3 {
+        fx.ok("observe", json!({"text": format!("ranking note {i}")}));
+    }
+    fx.ok("observe", json!({"text": "ranking elsewhere", "task_id": TOKEN}));
+    let out = fx.ok("task_search", json!({"query": "ranking", "limit": 0}));
+    assert_eq!(out.lines().count(), 2);
+    let out = fx.ok("task_search", json!({"query": "ranking", "task_id": TOKEN}));
+    assert_eq!(out, format!("1. [{TOKEN}]  (2026-06-22)\n    [ranking] elsewhere"));
+    let out = fx.ok("task_search", json!({"query": "ranking"}));
+    assert_eq!(out.lines().count(), 8);
+    assert_eq!(
+        fx.err("task_search", json!({"query": "ranking", "limit": "many"})),
+        "limit must be an integer, got \"many\"."
+    );
+}
+
+#[test]
+fn task_search_hostile_tokens_never_error() {
+    let mut fx = story();
+    fx.ok("observe", json!({"text": "it's @x why? a,b OR C++ \"quoted\" 50% #tag NEAR and NOT"}));
+    for q in ["it's", "@x", "why?", "a,b", "OR", "C++", "\"", "50%", "#tag", "NEAR", "NOT", "and", "(", "a:b", "x^y", "-", "*", "**"] {
+        let out = fx.call("task_search", json!({"query": q}));
+        assert!(!out.is_error, "{q}: {}", out.text);
+        assert!(!out.text.starts_with("Could not parse"), "{q}");
+    }
+    assert!(fx.ok("task_search", json!({"query": "it's"})).starts_with("1. ["));
+    assert!(fx.ok("task_search", json!({"query": "C++"})).starts_with("1. ["));
+    assert!(fx.ok("task_search", json!({"query": "OR"})).starts_with("1. ["));
+}
+
+// ---- task_get ----
+
+#[test]
+fn task_get_renders_the_seed_block() {
+    let mut fx = story();
+    fx.ok("task_link", json!({"target_id": TOKEN, "edge_type": "depends-on"}));
+    fx.ok("observe", json!({"text": "prefix queries land; tokenizer fix is next"}));
+    assert_eq!(
+        fx.ok("task_get", json!({"task_id": PREFIX})),
+        "2026-06-22-add-prefix-query-support  [active]\n  parent: 2026-06-22-tune-search\n  edges:\n    depends-on 2026-06-22-tokenizer-fix\n  recent:\n    - prefix queries land; tokenizer fix is next"
+    );
+}
+
+#[test]
+fn task_get_unknown_slug() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.err("task_get", json!({"task_id": "2026-06-22-nope"})),
+        "No task 2026-06-22-nope."
+    );
+}
+
+#[test]
+fn task_get_description_children_metadata_and_pointer() {
+    let mut fx = Fx::new();
+    fx.ok("task_create", json!({"name": "tune search", "description": "make search rank well"}));
+    fx.ok("task_fork", json!({"name": "add prefix query support"}));
+    fx.ok("task_set_metadata", json!({"key": "phase", "value": "1", "task_id": TUNE}));
+    for i in 1..=7 {
+        fx.clock = T0 + i;
+        fx.ok("observe", json!({"text": format!("note {i}"), "task_id": TUNE}));
+    }
+    assert_eq!(
+        fx.ok("task_get", json!({"task_id": TUNE})),
+        format!(
+            "{TUNE}  [active]\n  make search rank well\n  children:\n    - {PREFIX} [active]\n  metadata:\n    phase = 1\n  recent:\n    - note 7\n    - note 6\n    - note 5\n    - note 4\n    - note 3\n  … 2 earlier observations — call timeline with full=true, types=observation to read them all"
+        )
+    );
+}
+
+#[test]
+fn task_get_without_current() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.err("task_get", json!({})),
+        "No current task; create or select one first."
+    );
+}
+
+// ---- timeline ----
+
+#[test]
+fn timeline_digest_lines() {
+    let mut fx = story();
+    fx.clock = T0 + 10;
+    fx.ok("observe", json!({"text": "bm25 ranking confirmed against t/cairn-search.lisp"}));
+    fx.clock = T0 + 20;
+    fx.ok("task_update_status", json!({"status": "blocked"}));
+    fx.clock = T0 + 30;
+    fx.ok("task_update_status", json!({"status": "active"}));
+    fx.clock = T0 + 40;
+    fx.ok("handoff", json!({"summary": "prefix queries land; tokenizer fix is next", "path": "h.md"}));
+    assert_eq!(
+        fx.ok("timeline", json!({"task_id": PREFIX, "limit": 3})),
+        format!(
+            "{PREFIX} — last 3 events\n  8  handoff.create  prefix queries land; tokenizer fix is next → h.md\n  7  task.update-status  → active\n  6  task.update-status  → blocked"
+        )
+    );
+}
+
+#[test]
+fn timeline_full_mode_and_types() {
+    let mut fx = story();
+    fx.ok("observe", json!({"text": "line one\nline two"}));
+    fx.ok("task_set_metadata", json!({"key": "k", "value": "v"}));
+    assert_eq!(
+        fx.ok("timeline", json!({"types": "observation", "full": true})),
+        format!("{PREFIX} — last 1 event\n  5  observation  (2026-06-22 14:30 UTC)\n    line one\n    line two")
+    );
+    assert_eq!(
+        fx.ok("timeline", json!({"types": "observation, task.set-metadata"})),
+        format!("{PREFIX} — last 2 events\n  6  task.set-metadata  k = v\n  5  observation  line one line two")
+    );
+}
+
+#[test]
+fn timeline_unknown_type_suggests() {
+    let mut fx = story();
+    assert_eq!(
+        fx.err("timeline", json!({"types": "obsrvation"})),
+        "unknown event type \"obsrvation\"; did you mean observation?"
+    );
+}
+
+#[test]
+fn timeline_seq_must_be_integer() {
+    let mut fx = story();
+    assert_eq!(
+        fx.err("timeline", json!({"before_seq": "x"})),
+        "before_seq must be an integer, got \"x\"."
+    );
+    assert_eq!(
+        fx.err("timeline", json!({"after_seq": 1.5})),
+        "after_seq must be an integer, got 1.5."
+    );
+}
+
+#[test]
+fn timeline_paging_and_soft_ceiling() {
+    let mut fx = story();
+    let big = "y".repeat(3_000);
+    for _ in 0..8 {
+        fx.clock += 1;
+        fx.ok("observe", json!({"text": big}));
+    }
+    // seqs 5..=12 are the observations (seq 2 is the task's creation); each
+    // full block is ~3,045 chars, so five fit under 16,000.
+    let first = fx.ok("timeline", json!({"full": true}));
+    assert!(first.chars().count() <= 16_000 + 200);
+    let last_line = first.lines().last().unwrap();
+    assert_eq!(
+        last_line,
+        format!("… truncated at {} chars; 4 events remaining; pass before_seq=8 to continue", first.chars().count() - last_line.chars().count() - 1)
+    );
+    assert!(first.starts_with(&format!("{PREFIX} — last 5 events\n  11  observation")));
+    let second = fx.ok("timeline", json!({"full": true, "before_seq": 8}));
+    assert!(second.starts_with(&format!("{PREFIX} — last 4 events\n  7  observation")));
+    assert!(second.ends_with("\n  2  task.create  (2026-06-22 14:30 UTC)\n    created"));
+    assert!(!second.contains("truncated"));
+    let windowed = fx.ok("timeline", json!({"after_seq": 9, "before_seq": 11}));
+    assert_eq!(windowed.lines().count(), 2);
+    assert!(windowed.contains("\n  10  observation  yyy"));
+}
+
+#[test]
+fn timeline_without_current() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.err("timeline", json!({})),
+        "No current task; create or select one first."
+    );
+}
+
+// ---- task_bootstrap ----
+
+#[test]
+fn task_bootstrap_in_an_empty_project() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.err("task_bootstrap", json!({})),
+        "No task to bootstrap; pass task_id or select a task first."
+    );
+}
+
+#[test]
+fn task_bootstrap_unknown_lists_recent() {
+    let mut fx = story();
+    assert_eq!(
+        fx.err("task_bootstrap", json!({"task_id": "2026-06-22-nope"})),
+        format!("No task 2026-06-22-nope. Recent: {PREFIX}, {TOKEN}, {TUNE}")
+    );
+    let mut empty = Fx::new();
+    assert_eq!(
+        empty.err("task_bootstrap", json!({"task_id": "2026-06-22-nope"})),
+        "No task 2026-06-22-nope."
+    );
+}
+
+#[test]
+fn task_bootstrap_switches_and_lists_handoffs() {
+    let mut fx = story();
+    for (i, s) in ["one", "two", "three", "four"].iter().enumerate() {
+        fx.clock = T0 + i as i64;
+        fx.ok("handoff", json!({"summary": s, "task_id": TOKEN, "path": format!("h{i}.md")}));
+    }
+    let out = fx.ok("task_bootstrap", json!({"task_id": TOKEN}));
+    assert_eq!(fx.session.current.as_deref(), Some(TOKEN));
+    assert_eq!(
+        out,
+        format!(
+            "{TOKEN}  [active]\n  recent:\n    - Handoff: four → h3.md\n    - Handoff: three → h2.md\n    - Handoff: two → h1.md\n    - Handoff: one → h0.md\n  handoffs:\n    - four (h3.md)\n    - three (h2.md)\n    - two (h1.md)"
+        )
+    );
+}
+
+// ---- grants, panics, protocol faults ----
+
+#[test]
+fn ungranted_call_is_refused_and_changes_nothing() {
+    let mut fx = story();
+    fx.session.grants = cairn::session::parse_grants("read").unwrap();
+    let before = fx.events();
+    assert_eq!(
+        fx.err("observe", json!({"text": "x"})),
+        "observe needs the cairn/observe capability, which this server was not granted."
+    );
+    assert_eq!(
+        fx.err("task_create", json!({"name": "tune search"})),
+        "task_create needs the cairn/write capability, which this server was not granted."
+    );
+    assert_eq!(fx.events(), before);
+    assert!(fx.ok("task_get", json!({})).starts_with(PREFIX));
+}
+
+#[test]
+fn protocol_faults_are_dispatch_errors() {
+    let mut fx = Fx::new();
+    let root = fx.root();
+    let mut ctx = cairn::tools::ToolCtx {
+        store: &fx.store,
+        session: &mut fx.session,
+        engine: &fx.engine,
+        root,
+        clock: cairn::tools::Clock::Fixed(T0),
+    };
+    assert_eq!(
+        cairn::tools::dispatch(&mut ctx, "nope", json!({})).unwrap_err().to_string(),
+        "Unknown tool nope."
+    );
+    assert_eq!(
+        cairn::tools::dispatch(&mut ctx, "observe", json!({})).unwrap_err().to_string(),
+        "Invalid arguments for observe: missing field `text`"
+    );
+}
