@@ -639,7 +639,7 @@ fn timeline_paging_and_soft_ceiling() {
         last_line,
         format!("… truncated at {} chars; 4 events remaining; pass before_seq=8 to continue", first.chars().count() - last_line.chars().count() - 1)
     );
-    assert!(first.starts_with(&format!("{PREFIX} — last 5 events\n  11  observation")));
+    assert!(first.starts_with(&format!("{PREFIX} — last 5 events\n  12  observation")));
     let second = fx.ok("timeline", json!({"full": true, "before_seq": 8}));
     assert!(second.starts_with(&format!("{PREFIX} — last 4 events\n  7  observation")));
     assert!(second.ends_with("\n  2  task.create  (2026-06-22 14:30 UTC)\n    created"));
