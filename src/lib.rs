@@ -8,4 +8,5 @@ pub mod session;
 pub mod store;
 pub mod tq;
 pub mod standin; // STAND-IN until store, front and plan land
+pub mod mcp;
 pub mod tools;

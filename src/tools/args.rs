@@ -68,7 +68,6 @@ pub struct SetMetadataArgs {
     pub key: String,
     /// Value to store; null is stored as the empty string.
     #[schemars(required, with = "Option<String>")]
-    #[serde(default)]
     pub value: Option<String>,
     /// Task to annotate. Defaults to the current task.
     #[serde(default)]

@@ -66,6 +66,7 @@ fn schema_of<T: JsonSchema>() -> Map<String, Value> {
         Ok(Value::Object(mut m)) => {
             m.remove("$schema");
             m.remove("title");
+            m.remove("description");
             m
         }
         _ => Map::new(),
