@@ -6,7 +6,8 @@
 use cairn::mcp::CairnServer;
 use cairn::mcp::server::State;
 use cairn::session::{Session, parse_grants};
-use cairn::standin::{Engine, Store}; // STAND-IN until store and plan land
+use cairn::standin::Engine; // STAND-IN until plan lands
+use cairn::store::Store;
 use rmcp::model::{CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams, ResourceContents};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};

@@ -21,7 +21,8 @@ use serde_json::{Map, Value};
 
 use super::prompts::{INSTRUCTIONS, MIME, by_uri, prompt, prompts};
 use crate::session::Session;
-use crate::standin::{Engine, Store}; // STAND-IN until store and plan land
+use crate::standin::Engine; // STAND-IN until plan lands
+use crate::store::Store;
 use crate::tools::registry::DispatchError;
 use crate::tools::{Clock, ToolCtx, ToolOutcome, ToolSpec, dispatch, tools};
 

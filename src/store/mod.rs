@@ -1,8 +1,27 @@
 //! The event store: an append-only event log and its projection (spec/store.md).
+//!
+//! Rooms: `location` (which database), `schema` (DDL, migrations), `open`
+//! (the [`Store`] and its settings), `event` (events, canonical JSON, ULIDs,
+//! content keys), `fold` (the reducer), `write` (the one write boundary),
+//! `rebuild` (rebuild, verify, digest), `slug` (minting and validation).
 
+pub mod error;
+pub mod event;
+mod fold;
+pub mod location;
 pub mod model;
-pub mod schema;
-
-pub use model::{EdgeClass, EdgeType, Status};
+mod open;
 pub mod read;
+mod rebuild;
+pub mod schema;
 pub mod search;
+pub mod slug;
+mod write;
+
+pub use error::StoreError;
+pub use event::{LoggedEvent, NewEvent, RESERVED_CAIRN, now};
+pub use location::{Location, Rule};
+pub use model::{EdgeClass, EdgeType, Status};
+pub use open::{BUSY_TIMEOUT, Store};
+pub use rebuild::Verification;
+pub use write::{WriteReport, WriteTx, write};

@@ -7,7 +7,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
-use crate::standin::StoreError; // STAND-IN until store lands
+use crate::store::StoreError;
 
 /// The computed state of one task, as `task_get` renders it.
 #[derive(Debug, Clone, PartialEq)]

@@ -120,3 +120,58 @@ CREATE TABLE IF NOT EXISTS named_views (
     eid   TEXT NOT NULL
 );
 "#;
+
+/// Fold bookkeeping of version 1 (added by the store engineer; not visible to
+/// queries): the LWW state the reducer needs so that folding events in any
+/// order yields the same projection (spec/store.md "LWW"). Idempotent.
+///
+/// - `task_fold`: per task, the target of the newest structural set of its
+///   parent (`parent_target_id`, even when a later sever hid it) and the
+///   stamp of the `project_id` value.
+/// - `sever_state`: per unordered task pair (`lo_id < hi_id`), the newest
+///   structural sever between them.
+/// - `edge_state`: per lateral edge, present or severed, with the stamp of the
+///   newest link/fork/sever; `edges` holds exactly the present ones.
+/// - `view_state`: per view name, defined (with its query) or undefined, with
+///   the stamp of the newest define/undefine; `named_views` holds the defined ones.
+pub const DDL_V1_FOLD_STATE: &str = r#"
+CREATE TABLE IF NOT EXISTS task_fold (
+    task_id          INTEGER PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE,
+    parent_target_id INTEGER REFERENCES tasks(id) ON DELETE SET NULL,
+    project_ts       INTEGER,
+    project_eid      TEXT
+);
+
+CREATE TABLE IF NOT EXISTS sever_state (
+    lo_id INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+    hi_id INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+    ts    INTEGER NOT NULL,
+    eid   TEXT NOT NULL,
+    PRIMARY KEY (lo_id, hi_id)
+);
+
+CREATE TABLE IF NOT EXISTS edge_state (
+    src_id  INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+    dst_id  INTEGER NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
+    type    TEXT NOT NULL,
+    tag     TEXT NOT NULL DEFAULT '',
+    present INTEGER NOT NULL,
+    ts      INTEGER NOT NULL,
+    eid     TEXT NOT NULL,
+    PRIMARY KEY (src_id, dst_id, type, tag)
+);
+
+CREATE TABLE IF NOT EXISTS view_state (
+    name    TEXT PRIMARY KEY,
+    query   TEXT,
+    present INTEGER NOT NULL,
+    ts      INTEGER NOT NULL,
+    eid     TEXT NOT NULL
+);
+"#;
+
+/// Forward migrations: `MIGRATIONS[v]` takes a store from version `v` to
+/// `v + 1` (each entry is a list of SQL batches run in order, in one
+/// `BEGIN IMMEDIATE` transaction with the version stamp). Version 0 is an
+/// empty or unstamped file. Never drops user data.
+pub const MIGRATIONS: &[&[&str]] = &[&[DDL_V1, DDL_V1_FOLD_STATE]];

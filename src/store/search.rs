@@ -4,7 +4,7 @@
 
 use rusqlite::{Connection, params};
 
-use crate::standin::StoreError; // STAND-IN until store lands
+use crate::store::StoreError;
 
 /// The words FTS5 reads as operators when bare.
 const RESERVED: [&str; 4] = ["AND", "OR", "NOT", "NEAR"];

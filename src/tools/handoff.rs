@@ -9,8 +9,7 @@ use time::macros::format_description;
 use super::args::HandoffArgs;
 use super::render::{RECENT_OBS, datetime, state_block};
 use super::{Line, ToolCtx, ToolOutcome, check_len, limits, required, store_err};
-use crate::standin::NewEvent; // STAND-IN until store lands
-use crate::store::read;
+use crate::store::{NewEvent, read};
 
 /// `handoff(summary, path?, task_id?)`.
 ///

@@ -19,7 +19,8 @@ pub mod writes;
 use std::path::PathBuf;
 
 use crate::session::Session;
-use crate::standin::{Engine, Store, StoreError}; // STAND-IN until store and plan land
+use crate::standin::Engine; // STAND-IN until plan lands
+use crate::store::{Store, StoreError};
 
 pub use registry::{ToolSpec, dispatch, find, tools};
 
@@ -36,7 +37,7 @@ impl Clock {
     /// The current time, Unix seconds UTC.
     pub fn now(self) -> i64 {
         match self {
-            Clock::System => crate::standin::now(), // STAND-IN until store lands
+            Clock::System => crate::store::now(),
             Clock::Fixed(ts) => ts,
         }
     }
@@ -159,11 +160,7 @@ pub(crate) fn required<'v>(field: &str, value: Option<&'v str>, max: usize) -> R
 
 /// Strips a depot prefix `name:` from a task argument (spec/store.md).
 pub(crate) fn bare(slug: &str) -> &str {
-    let s = slug.trim();
-    match s.rsplit_once(':') {
-        Some((_, rest)) if !rest.is_empty() => rest,
-        _ => s,
-    }
+    crate::store::slug::strip_depot(slug.trim())
 }
 
 impl ToolCtx<'_> {

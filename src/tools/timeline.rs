@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::args::{TimelineArgs, int_arg};
 use super::render::{DIGEST_CHARS, minute, one_line};
 use super::{Line, ToolCtx, ToolOutcome, store_err};
-use crate::standin::types; // STAND-IN until store lands
+use crate::store::event::types;
 use crate::store::read::{self, EventRow};
 
 /// The soft ceiling on `timeline` output, in characters (seed 000).

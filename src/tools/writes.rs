@@ -5,8 +5,7 @@
 
 use super::args::{EdgeArgs, ObserveArgs, SetMetadataArgs, TaskCreateArgs, TaskForkArgs, UpdateStatusArgs};
 use super::{Line, ToolCtx, ToolOutcome, bare, check_len, limits, required, store_err};
-use crate::standin::NewEvent; // STAND-IN until store lands
-use crate::store::{EdgeType, Status};
+use crate::store::{EdgeType, NewEvent, Status};
 
 /// The edge types a tool accepts (seed 000: `phase-of`, `depends-on`, `related`).
 const TOOL_EDGES: [EdgeType; 3] = [EdgeType::PhaseOf, EdgeType::DependsOn, EdgeType::Related];
@@ -83,7 +82,7 @@ fn task_fork_line(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> Line {
             None => return Err("No parent task; pass from or select a task first.".to_string()),
         },
     };
-    let base = crate::standin::slug_for(name, ctx.today()).map_err(store_err)?; // STAND-IN until store lands
+    let base = crate::store::slug::slug_for(name, ctx.today()).map_err(store_err)?;
     if base == parent {
         return Err("A task cannot fork from itself.".to_string());
     }

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 
 use cairn::session::Session;
-use cairn::standin::{Engine, Store}; // STAND-IN until store and plan land
+use cairn::standin::Engine; // STAND-IN until plan lands
+use cairn::store::Store;
 use cairn::tools::{Clock, ToolCtx, ToolOutcome, dispatch};
 use serde_json::Value;
 

@@ -1,0 +1,78 @@
+//! The store's error type (spec/store.md): every failure of opening,
+//! writing, rebuilding or naming is a value of [`StoreError`].
+
+use std::path::PathBuf;
+
+/// Everything the store can refuse or fail with. The `Display` text is the
+/// sentence a user (or an MCP client) reads.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite reported an error (I/O, corruption, a constraint).
+    #[error("store database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// A file or directory of the store could not be created or read.
+    #[error("cannot prepare {path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The linked SQLite was built without FTS5 (spec/store.md "SQLite settings").
+    #[error(
+        "This SQLite was built without FTS5 (ENABLE_FTS5 is missing from PRAGMA compile_options); cairn needs FTS5 for observation search and will not open the store."
+    )]
+    NoFts5,
+    /// The store was written by a newer cairn (its schema version is ahead of ours).
+    #[error(
+        "The store's schema version {found} is newer than this cairn supports ({supported}); upgrade cairn."
+    )]
+    SchemaTooNew {
+        /// `schema_meta.version` found in the file.
+        found: i64,
+        /// [`crate::store::schema::SCHEMA_VERSION`].
+        supported: i64,
+    },
+    /// `schema_meta.version` is not an integer.
+    #[error("The store's schema version {0:?} is not a number.")]
+    BadSchemaVersion(String),
+    /// A write named a task the store does not have (spec/store.md "Slugs and names").
+    #[error("No task {0}.")]
+    NoTask(String),
+    /// A blank task name.
+    #[error("name is required.")]
+    NameRequired,
+    /// A name too thin to describe a task (spec/store.md "Slugs and names").
+    #[error(
+        "name \"{name}\" is too thin to describe a task ({reason}); use a few descriptive words."
+    )]
+    NameTooThin {
+        /// The name as given.
+        name: String,
+        /// Which rule rejected it, e.g. `a lone letter-number`.
+        reason: &'static str,
+    },
+    /// An event of a known type whose data lacks a field or has a bad value.
+    #[error("invalid {event_type} event: {reason}")]
+    InvalidEvent {
+        /// The event type, e.g. `task.update-status`.
+        event_type: String,
+        /// What is wrong, e.g. `data.status must be one of open, active, ...`.
+        reason: String,
+    },
+    /// The global scratch store has no home (neither XDG_DATA_HOME nor HOME is set).
+    #[error(
+        "cannot place the global scratch store: neither XDG_DATA_HOME nor HOME is set; pass --db PATH or set CAIRN_DB."
+    )]
+    NoHome,
+}
+
+impl StoreError {
+    /// An [`StoreError::Io`] for `path`.
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> StoreError {
+        StoreError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

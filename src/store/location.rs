@@ -1,0 +1,170 @@
+//! Which database (spec/store.md "Where the store lives"), as a pure function
+//! of the command line, the environment and the file system around the
+//! working directory, so every rule is testable in temporary directories.
+//!
+//! Resolution, first match wins:
+//! 1. `--db PATH`, then the `CAIRN_DB` environment variable (relative paths
+//!    are taken from the working directory);
+//! 2. the nearest `.cairn/` directory at or above the working directory,
+//!    walking up no further than the first repository root (a directory
+//!    holding a `.git` directory or file);
+//! 3. the repository root's `.cairn/` when inside a repository;
+//! 4. `$XDG_DATA_HOME/cairn/` (an absolute XDG_DATA_HOME only), else
+//!    `$HOME/.local/share/cairn/`: the global scratch project.
+//!
+//! The database file is `cairn.db` in the chosen directory.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use super::error::StoreError;
+
+/// The database file's name inside the store directory.
+pub const DB_FILE: &str = "cairn.db";
+
+/// The store directory's name inside a project.
+pub const STORE_DIR: &str = ".cairn";
+
+/// Which resolution rule chose the database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rule {
+    /// `--db PATH` on the command line.
+    Flag,
+    /// The `CAIRN_DB` environment variable.
+    Env,
+    /// A `.cairn/` directory found at or above the working directory (its path).
+    CairnDir(PathBuf),
+    /// The repository root (the directory holding `.git`).
+    RepoRoot(PathBuf),
+    /// The global scratch project outside any repository.
+    GlobalScratch,
+}
+
+impl fmt::Display for Rule {
+    /// The `rule:` line of `cairn where` (docs/store.md).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rule::Flag => f.write_str("--db flag"),
+            Rule::Env => f.write_str("CAIRN_DB environment variable"),
+            Rule::CairnDir(dir) => write!(f, ".cairn directory found ({})", dir.display()),
+            Rule::RepoRoot(root) => write!(f, "repository root (.git found at {})", root.display()),
+            Rule::GlobalScratch => f.write_str("global scratch (outside any repository)"),
+        }
+    }
+}
+
+/// A resolved store location: the `cairn.db` path, the project root it
+/// belongs to, and the rule that won.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// Absolute path of `cairn.db`.
+    pub db: PathBuf,
+    /// The project root: the directory holding `.cairn/`, the repository root,
+    /// the scratch directory, or for an explicit path the directory holding
+    /// its `.cairn/` (else the file's directory).
+    pub project: PathBuf,
+    /// Which rule chose it.
+    pub rule: Rule,
+}
+
+impl Location {
+    /// The three lines `cairn where` prints (no trailing newline):
+    /// `database: PATH`, `project: PATH`, `rule: RULE`.
+    pub fn describe(&self) -> String {
+        format!(
+            "database: {}\nproject: {}\nrule: {}",
+            self.db.display(),
+            self.project.display(),
+            self.rule
+        )
+    }
+}
+
+/// The inputs of resolution. Empty strings count as unset.
+#[derive(Debug, Clone)]
+pub struct Inputs<'a> {
+    /// `--db PATH`.
+    pub flag: Option<&'a Path>,
+    /// `CAIRN_DB`.
+    pub env_db: Option<&'a Path>,
+    /// The working directory (absolute).
+    pub cwd: &'a Path,
+    /// `XDG_DATA_HOME`.
+    pub xdg_data_home: Option<&'a Path>,
+    /// `HOME`.
+    pub home: Option<&'a Path>,
+}
+
+/// Resolves the store location (module docs give the rules). Touches the file
+/// system only to look for `.cairn` and `.git` entries. Errors:
+/// [`StoreError::NoHome`] when rule 4 applies and neither an absolute
+/// XDG_DATA_HOME nor HOME is set.
+pub fn resolve(inputs: &Inputs<'_>) -> Result<Location, StoreError> {
+    let set = |p: Option<&Path>| {
+        p.filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+    };
+    if let Some(p) = set(inputs.flag) {
+        return Ok(explicit(inputs.cwd.join(p), Rule::Flag));
+    }
+    if let Some(p) = set(inputs.env_db) {
+        return Ok(explicit(inputs.cwd.join(p), Rule::Env));
+    }
+    for dir in inputs.cwd.ancestors() {
+        let cairn = dir.join(STORE_DIR);
+        if cairn.is_dir() {
+            return Ok(Location {
+                db: cairn.join(DB_FILE),
+                project: dir.to_path_buf(),
+                rule: Rule::CairnDir(cairn),
+            });
+        }
+        if dir.join(".git").exists() {
+            return Ok(Location {
+                db: cairn.join(DB_FILE),
+                project: dir.to_path_buf(),
+                rule: Rule::RepoRoot(dir.to_path_buf()),
+            });
+        }
+    }
+    let scratch = match (
+        set(inputs.xdg_data_home).filter(|p| p.is_absolute()),
+        set(inputs.home),
+    ) {
+        (Some(xdg), _) => xdg.join("cairn"),
+        (None, Some(home)) => home.join(".local").join("share").join("cairn"),
+        (None, None) => return Err(StoreError::NoHome),
+    };
+    Ok(Location {
+        db: scratch.join(DB_FILE),
+        project: scratch,
+        rule: Rule::GlobalScratch,
+    })
+}
+
+/// Resolves from the real process: `flag`, `CAIRN_DB`, the current
+/// directory, `XDG_DATA_HOME`, `HOME`. Errors: [`StoreError::Io`] when the
+/// working directory is unreadable, else as [`resolve`].
+pub fn resolve_from_env(flag: Option<&Path>) -> Result<Location, StoreError> {
+    let cwd = std::env::current_dir().map_err(|e| StoreError::io(".", e))?;
+    let env_db = std::env::var_os("CAIRN_DB").map(PathBuf::from);
+    let xdg = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    resolve(&Inputs {
+        flag,
+        env_db: env_db.as_deref(),
+        cwd: &cwd,
+        xdg_data_home: xdg.as_deref(),
+        home: home.as_deref(),
+    })
+}
+
+fn explicit(db: PathBuf, rule: Rule) -> Location {
+    let dir = db.parent().map(Path::to_path_buf).unwrap_or_default();
+    let project = if dir.file_name().is_some_and(|n| n == STORE_DIR) {
+        dir.parent().map(Path::to_path_buf).unwrap_or(dir)
+    } else {
+        dir
+    };
+    Location { db, project, rule }
+}

@@ -1,0 +1,225 @@
+//! Slug minting and name validation (spec/store.md "Slugs and names").
+//!
+//! A slug is `YYYY-MM-DD-<core>`. The core comes from the name: leading
+//! `YYYY-MM-DD-` prefixes are stripped, `_` and `/` become spaces, characters
+//! other than letters, digits, spaces and `-` are dropped, the name splits
+//! into words at spaces and `-`, words are lower-cased, words under 3
+//! characters and [`STOPWORDS`] are dropped, and the first 4 words are kept,
+//! joined by `-`. Thin names are rejected first (see [`core_of`]).
+
+use super::error::StoreError;
+
+/// Words dropped from a slug core (besides every word under 3 characters).
+pub const STOPWORDS: &[&str] = &[
+    "a", "an", "the", "to", "of", "for", "with", "and", "or", "in", "on", "at", "by", "from",
+    "into", "onto", "that", "this", "these", "those", "are", "was", "were", "its", "about", "via",
+    "per", "then", "than", "some", "our", "your", "their",
+];
+
+/// Words too vague to name a task on their own, whatever their length.
+pub const VAGUE_WORDS: &[&str] = &[
+    "stuff",
+    "misc",
+    "miscellaneous",
+    "wip",
+    "todo",
+    "todos",
+    "thing",
+    "things",
+    "tmp",
+    "temp",
+    "test",
+    "tests",
+    "testing",
+    "work",
+    "task",
+    "tasks",
+    "fix",
+    "fixes",
+    "update",
+    "updates",
+    "change",
+    "changes",
+    "various",
+    "general",
+    "other",
+    "others",
+    "notes",
+    "cleanup",
+    "random",
+    "whatever",
+    "something",
+    "everything",
+    "generic",
+    "pending",
+    "backlog",
+    "followup",
+    "followups",
+    "placeholder",
+    "untitled",
+    "unnamed",
+    "scratch",
+    "tweaks",
+    "improvements",
+];
+
+/// Structural prefixes that, followed only by numbers, name nothing (`phase-1`).
+pub const STRUCTURAL_WORDS: &[&str] = &[
+    "phase",
+    "step",
+    "stage",
+    "part",
+    "task",
+    "item",
+    "milestone",
+    "sprint",
+    "iteration",
+    "round",
+    "section",
+    "chapter",
+    "version",
+    "ver",
+    "v",
+    "p",
+    "t",
+    "m",
+    "s",
+];
+
+/// The shortest single word accepted as a whole name (`refactoring` is fine,
+/// `stuff` is not).
+pub const MIN_SINGLE_WORD: usize = 6;
+
+/// The most words a core keeps.
+pub const MAX_CORE_WORDS: usize = 4;
+
+/// Strips a depot prefix `name:` from a slug argument (spec/store.md: "A depot
+/// prefix `name:` before a slug argument is stripped before lookup").
+/// `depot:2026-01-01-x` → `2026-01-01-x`; `2026-01-01-x` unchanged.
+pub fn strip_depot(arg: &str) -> &str {
+    match arg.rsplit_once(':') {
+        Some((_, bare)) => bare,
+        None => arg,
+    }
+}
+
+/// Strips every leading `YYYY-MM-DD-` the caller wrote.
+pub fn strip_date_prefixes(name: &str) -> &str {
+    let mut rest = name.trim_start();
+    while is_date_prefix(rest) {
+        rest = rest[11..].trim_start();
+    }
+    rest
+}
+
+fn is_date_prefix(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 11
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b'-'
+        && b[8..10].iter().all(u8::is_ascii_digit)
+        && b[10] == b'-'
+}
+
+/// The slug core of `name`, or why the name is refused. Errors:
+/// [`StoreError::NameRequired`] when blank; [`StoreError::NameTooThin`] with
+/// reason `only numbers`, `a lone letter-number`, `only a structural prefix
+/// and numbers`, `a single vague word`, `a single short word` or `no
+/// descriptive words after dropping short words and stopwords`.
+pub fn core_of(name: &str) -> Result<String, StoreError> {
+    let thin = |reason: &'static str| StoreError::NameTooThin {
+        name: name.trim().to_string(),
+        reason,
+    };
+    if name.trim().is_empty() {
+        return Err(StoreError::NameRequired);
+    }
+    let stripped = strip_date_prefixes(name);
+    let cleaned: String = stripped
+        .chars()
+        .map(|c| if c == '_' || c == '/' { ' ' } else { c })
+        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-')
+        .flat_map(char::to_lowercase)
+        .collect();
+    let tokens: Vec<&str> = cleaned
+        .split([' ', '-'])
+        .filter(|t| !t.is_empty())
+        .collect();
+    let is_number = |t: &str| t.chars().all(|c| c.is_ascii_digit());
+    if tokens.is_empty() {
+        return Err(thin(
+            "no descriptive words after dropping short words and stopwords",
+        ));
+    }
+    if tokens.iter().all(|t| is_number(t)) {
+        return Err(thin("only numbers"));
+    }
+    if tokens.len() == 1 && is_letter_number(tokens[0]) {
+        return Err(thin("a lone letter-number"));
+    }
+    if tokens.len() >= 2
+        && STRUCTURAL_WORDS.contains(&tokens[0])
+        && tokens[1..].iter().all(|t| is_number(t))
+    {
+        return Err(thin("only a structural prefix and numbers"));
+    }
+    let words: Vec<&str> = tokens
+        .iter()
+        .copied()
+        .filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(w))
+        .take(MAX_CORE_WORDS)
+        .collect();
+    match words.as_slice() {
+        [] => Err(thin(
+            "no descriptive words after dropping short words and stopwords",
+        )),
+        [one] if VAGUE_WORDS.contains(one) => Err(thin("a single vague word")),
+        [one] if one.chars().count() < MIN_SINGLE_WORD => Err(thin("a single short word")),
+        _ => Ok(words.join("-")),
+    }
+}
+
+/// Letters then digits (`p1`, `v12`, `phase2`), or digits then letters (`1a`).
+fn is_letter_number(t: &str) -> bool {
+    let letters_then_digits = {
+        let rest = t.trim_start_matches(|c: char| c.is_alphabetic());
+        rest.len() < t.len() && !rest.is_empty() && rest.chars().all(|c| c.is_ascii_digit())
+    };
+    let digits_then_letters = {
+        let rest = t.trim_start_matches(|c: char| c.is_ascii_digit());
+        rest.len() < t.len() && !rest.is_empty() && rest.chars().all(char::is_alphabetic)
+    };
+    letters_then_digits || digits_then_letters
+}
+
+/// `YYYY-MM-DD-core` for `today` (no collision handling; see
+/// `Store::mint_slug`). Errors as [`core_of`].
+pub fn slug_for(name: &str, today: time::Date) -> Result<String, StoreError> {
+    let core = core_of(name)?;
+    Ok(format!(
+        "{:04}-{:02}-{:02}-{}",
+        today.year(),
+        u8::from(today.month()),
+        today.day(),
+        core
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depot_prefix_is_stripped() {
+        assert_eq!(strip_depot("work:2026-01-01-x"), "2026-01-01-x");
+        assert_eq!(strip_depot("2026-01-01-x"), "2026-01-01-x");
+    }
+
+    #[test]
+    fn date_prefixes_are_stripped_repeatedly() {
+        assert_eq!(strip_date_prefixes("2026-01-01-2025-12-31-tune"), "tune");
+        assert_eq!(strip_date_prefixes("2026-01-01"), "2026-01-01");
+    }
+}

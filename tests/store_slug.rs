@@ -1,0 +1,105 @@
+//! Slug minting and name validation (spec/store.md "Slugs and names").
+
+use cairn::store::slug::{core_of, slug_for, strip_depot};
+use cairn::store::{NewEvent, Store};
+
+fn today() -> time::Date {
+    time::OffsetDateTime::now_utc().date()
+}
+
+fn today_prefix() -> String {
+    let d = today();
+    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+}
+
+#[test]
+fn a_plain_name_gets_todays_date() {
+    assert_eq!(
+        slug_for("tune search ranking", today()).unwrap(),
+        format!("{}-tune-search-ranking", today_prefix())
+    );
+    assert_eq!(
+        slug_for("add prefix query support", today()).unwrap(),
+        format!("{}-add-prefix-query-support", today_prefix())
+    );
+}
+
+#[test]
+fn a_written_date_prefix_is_replaced_by_today() {
+    assert_eq!(
+        slug_for("2026-01-01-tune search ranking", today()).unwrap(),
+        format!("{}-tune-search-ranking", today_prefix())
+    );
+}
+
+#[test]
+fn core_drops_punctuation_short_words_stopwords_and_keeps_four() {
+    assert_eq!(
+        core_of("Fix the_tokenizer/for C++ & Rust!").unwrap(),
+        "fix-tokenizer-rust"
+    );
+    assert_eq!(
+        core_of("one two three four five six seven").unwrap(),
+        "one-two-three-four"
+    );
+    assert_eq!(
+        core_of("Tune-Search ranking").unwrap(),
+        "tune-search-ranking"
+    );
+}
+
+#[test]
+fn thin_names_are_rejected_with_a_reason() {
+    let cases = [
+        ("P1", "a lone letter-number"),
+        ("phase-1", "only a structural prefix and numbers"),
+        ("stuff", "a single vague word"),
+        ("42", "only numbers"),
+        ("misc", "a single vague word"),
+        ("wip", "a single vague word"),
+        ("tune", "a single short word"),
+        (
+            "to do",
+            "no descriptive words after dropping short words and stopwords",
+        ),
+    ];
+    for (name, reason) in cases {
+        assert_eq!(
+            core_of(name).unwrap_err().to_string(),
+            format!(
+                "name \"{name}\" is too thin to describe a task ({reason}); use a few descriptive words."
+            ),
+            "{name}"
+        );
+    }
+    assert_eq!(core_of("   ").unwrap_err().to_string(), "name is required.");
+}
+
+#[test]
+fn a_single_long_specific_word_is_accepted() {
+    assert_eq!(core_of("refactoring").unwrap(), "refactoring");
+    assert_eq!(
+        slug_for("refactoring", today()).unwrap(),
+        format!("{}-refactoring", today_prefix())
+    );
+}
+
+#[test]
+fn a_second_name_the_same_day_gets_a_suffix() {
+    let dir = tempfile::tempdir().unwrap();
+    let st = Store::open(&dir.path().join("cairn.db")).unwrap();
+    let first = st.mint_slug("tune search ranking", today()).unwrap();
+    assert_eq!(first, format!("{}-tune-search-ranking", today_prefix()));
+    st.write(&[NewEvent::task_create("s", 1, &first, None, None)])
+        .unwrap();
+    assert_eq!(
+        st.mint_slug("tune search ranking", today()).unwrap(),
+        format!("{}-tune-search-ranking-2", today_prefix())
+    );
+}
+
+#[test]
+fn depot_prefixes_are_stripped() {
+    assert_eq!(strip_depot("notes:2026-01-01-x"), "2026-01-01-x");
+    assert_eq!(strip_depot("2026-01-01-x"), "2026-01-01-x");
+}
