@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rmcp::ServiceExt;
 
@@ -18,7 +18,8 @@ use crate::store::{Store, StoreError};
 pub struct ServeOptions {
     /// The `cairn.db` path (after `--db` / `CAIRN_DB` / location resolution).
     pub db: PathBuf,
-    /// The project root (handoff notes must stay inside it); see [`project_root`].
+    /// The project root (handoff notes must stay inside it): the store
+    /// location's `project`.
     pub root: PathBuf,
     /// The capabilities this server holds (`--grant`, default all three).
     pub grants: BTreeSet<Capability>,
@@ -36,18 +37,6 @@ pub enum ServeError {
     /// The MCP session failed to initialise or ended with an error.
     #[error("MCP session failed: {0}")]
     Mcp(String),
-}
-
-/// The project root for a store at `db`: the directory holding `.cairn/`
-/// when the store lives in one, else `cwd`.
-pub fn project_root(db: &Path, cwd: &Path) -> PathBuf {
-    match db.parent() {
-        Some(dir) if dir.file_name().is_some_and(|n| n == ".cairn") => dir
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| cwd.to_path_buf()),
-        _ => cwd.to_path_buf(),
-    }
 }
 
 /// Installs the stderr `tracing` subscriber (filter from `CAIRN_LOG`, default
