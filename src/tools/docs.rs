@@ -21,7 +21,7 @@ pub fn generated() -> String {
         out.push_str(&format!(
             "| [`{}`](#{}) | `cairn/{}` | {} |\n",
             t.name,
-            t.name.replace('_', "-"),
+            t.name,
             t.capability,
             t.summary
         ));
