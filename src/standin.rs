@@ -1,30 +1,15 @@
-//! STAND-IN until front and plan land: minimal private copies of the
-//! contract types `Engine` and `Diagnostic` so the query tools compile.
-//! Deleted at integration; nothing outside `tools`/`mcp` may use it.
-#![allow(missing_docs)]
+//! STAND-IN until plan lands: a minimal private copy of the contract type
+//! `Engine` so the query tools compile. Deleted at integration; nothing
+//! outside `tools`/`mcp` may use it.
 
 use crate::session::Session;
 use crate::store::Store;
-use crate::tq::Surface;
+use crate::tq::{Diagnostic, Surface};
 
-#[derive(Debug, Clone)]
-pub struct Diagnostic {
-    pub message: String,
-    pub parse: bool,
-}
-
-impl Diagnostic {
-    pub fn render_plain(&self) -> String {
-        if self.parse {
-            format!("Parse error: {}", self.message)
-        } else {
-            format!("Query error: {}", self.message)
-        }
-    }
-}
-
+/// STAND-IN for `tq::engine::Engine`.
 #[derive(Debug, Clone)]
 pub struct Engine {
+    /// Query time limit.
     pub time_limit: std::time::Duration,
 }
 
@@ -35,18 +20,25 @@ impl Default for Engine {
 }
 
 impl Engine {
+    /// STAND-IN.
     pub fn new() -> Engine {
         Engine {
             time_limit: std::time::Duration::from_secs(10),
         }
     }
-    pub fn run(&self, _store: &Store, _session: &Session, text: &str, surface: Surface) -> Result<String, Diagnostic> {
-        if text.trim_start().starts_with("(((") {
-            return Err(Diagnostic { message: "unbalanced".into(), parse: true });
-        }
-        Err(Diagnostic {
-            message: format!("engine stand-in ({surface:?}) cannot run {text}"),
-            parse: false,
-        })
+
+    /// STAND-IN: compiles with the real front-end, then refuses to run.
+    pub fn run(
+        &self,
+        store: &Store,
+        _session: &Session,
+        text: &str,
+        _surface: Surface,
+    ) -> Result<String, Diagnostic> {
+        let keys = store
+            .metadata_keys()
+            .map_err(|e| Diagnostic::query(e.to_string(), None))?;
+        crate::tq::compile(text, &keys)?;
+        Err(Diagnostic::query("the planner has not landed yet", None))
     }
 }

@@ -739,3 +739,20 @@ fn protocol_faults_are_dispatch_errors() {
         "Invalid arguments for observe: missing field `text`"
     );
 }
+
+#[test]
+fn task_query_parse_and_query_errors() {
+    let mut fx = Fx::new();
+    assert_eq!(
+        fx.err("task_query", json!({"query": "((("})),
+        "Parse error: Unclosed '('; expected ')' before the end of the query."
+    );
+    assert_eq!(
+        fx.err("task_query", json!({"query": "(-> (all) (:zelect :slug))"})),
+        "Query error: Unknown step :zelect; did you mean :select?"
+    );
+    assert_eq!(
+        fx.err("task_query_write", json!({"query": "plan"})),
+        "Query error: plan is a bare word, not a source form; a named view runs as (query \"plan\")."
+    );
+}
