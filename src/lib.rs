@@ -5,9 +5,9 @@
 //! language, is compiled to one SQL statement over the projection (`tq`).
 
 pub mod cli;
-pub mod session;
-pub mod store;
-pub mod tq;
-pub mod standin; // STAND-IN until store, front and plan land
 pub mod mcp;
+pub mod session;
+pub mod standin; // STAND-IN until store, front and plan land
+pub mod store;
 pub mod tools;
+pub mod tq;

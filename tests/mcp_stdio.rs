@@ -17,7 +17,10 @@ struct Client(RunningService<RoleClient, ()>);
 impl Client {
     async fn spawn(dir: &Path, args: &[&str]) -> Client {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
-        cmd.arg("serve").args(args).current_dir(dir).env_remove("CAIRN_DB");
+        cmd.arg("serve")
+            .args(args)
+            .current_dir(dir)
+            .env_remove("CAIRN_DB");
         let (transport, _) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::null())
             .spawn()
@@ -90,15 +93,21 @@ async fn the_seed_story_over_stdio() {
         "No task to bootstrap; pass task_id or select a task first."
     );
     assert_eq!(
-        c.ok("task_create", json!({"name": "tune search ranking"})).await,
+        c.ok("task_create", json!({"name": "tune search ranking"}))
+            .await,
         format!("Created {tune}.")
     );
     assert_eq!(
-        c.ok("observe", json!({"text": "bm25 ranking confirmed against t/cairn-search.lisp"})).await,
+        c.ok(
+            "observe",
+            json!({"text": "bm25 ranking confirmed against t/cairn-search.lisp"})
+        )
+        .await,
         format!("Observed on {tune}.")
     );
     assert_eq!(
-        c.ok("task_fork", json!({"name": "add prefix query support"})).await,
+        c.ok("task_fork", json!({"name": "add prefix query support"}))
+            .await,
         format!("Forked {prefix} from {tune} (phase-of).")
     );
     assert_eq!(
@@ -106,23 +115,43 @@ async fn the_seed_story_over_stdio() {
         format!("Created {token}.")
     );
     assert_eq!(
-        c.ok("task_link", json!({"target_id": token, "edge_type": "depends-on"})).await,
+        c.ok(
+            "task_link",
+            json!({"target_id": token, "edge_type": "depends-on"})
+        )
+        .await,
         format!("Linked {prefix} -> {token} (depends-on).")
     );
     assert_eq!(
-        c.ok("task_set_metadata", json!({"key": "acceptance", "value": "prefix queries return ranked snippets"})).await,
+        c.ok(
+            "task_set_metadata",
+            json!({"key": "acceptance", "value": "prefix queries return ranked snippets"})
+        )
+        .await,
         format!("Set acceptance on {prefix}.")
     );
     assert_eq!(
-        c.ok("observe", json!({"text": "prefix queries need a query parser change in src/search.rs:45-78"})).await,
+        c.ok(
+            "observe",
+            json!({"text": "prefix queries need a query parser change in src/search.rs:45-78"})
+        )
+        .await,
         format!("Observed on {prefix}.")
     );
-    let before = c.call("task_query", json!({"query": "(query \"plan-frontier\")"})).await;
+    let before = c
+        .call("task_query", json!({"query": "(query \"plan-frontier\")"}))
+        .await;
     assert_eq!(
-        c.ok("task_update_status", json!({"status": "completed", "task_id": token})).await,
+        c.ok(
+            "task_update_status",
+            json!({"status": "completed", "task_id": token})
+        )
+        .await,
         format!("{token} is now completed.")
     );
-    let after = c.call("task_query", json!({"query": "(query \"plan-frontier\")"})).await;
+    let after = c
+        .call("task_query", json!({"query": "(query \"plan-frontier\")"}))
+        .await;
     if !before.1 {
         // The frontier moves: the phase is blocked by the tokenizer fix until it completes.
         assert_eq!(before.0, "No matching tasks.");
@@ -130,28 +159,51 @@ async fn the_seed_story_over_stdio() {
     }
     assert_eq!(
         c.ok("task_search", json!({"query": "prefix query*"})).await,
-        format!("1. [{prefix}]  ({d})\n    [prefix] queries need a [query] parser change in src/search.rs:45-78")
+        format!(
+            "1. [{prefix}]  ({d})\n    [prefix] queries need a [query] parser change in src/search.rs:45-78"
+        )
     );
     // timeline with paging: the prefix phase has create(3), link(6), set-metadata(7), observation(8).
     let page1 = c.ok("timeline", json!({"limit": 2})).await;
     assert_eq!(
         page1,
-        format!("{prefix} — last 2 events\n  8  observation  prefix queries need a query parser change in src/search.rs:45-78\n  7  task.set-metadata  acceptance = prefix queries return ranked snippets")
+        format!(
+            "{prefix} — last 2 events\n  8  observation  prefix queries need a query parser change in src/search.rs:45-78\n  7  task.set-metadata  acceptance = prefix queries return ranked snippets"
+        )
     );
     let page2 = c.ok("timeline", json!({"limit": 2, "before_seq": 7})).await;
     assert_eq!(
         page2,
-        format!("{prefix} — last 2 events\n  6  task.link  → {token} (depends-on)\n  3  task.create  created")
+        format!(
+            "{prefix} — last 2 events\n  6  task.link  → {token} (depends-on)\n  3  task.create  created"
+        )
     );
-    let handoff = c.ok("handoff", json!({"summary": "prefix queries land; tokenizer fix is next"})).await;
+    let handoff = c
+        .ok(
+            "handoff",
+            json!({"summary": "prefix queries land; tokenizer fix is next"}),
+        )
+        .await;
     let root = dir.path().canonicalize().unwrap();
-    let lead = format!("Handoff scaffolded for {prefix} at {}/.cairn/tasks/{prefix}/", root.display());
+    let lead = format!(
+        "Handoff scaffolded for {prefix} at {}/.cairn/tasks/{prefix}/",
+        root.display()
+    );
     assert!(handoff.starts_with(&lead), "{handoff}");
-    assert!(handoff.ends_with("_prefix-queries-land-tokenizer-fix-is-next.md"), "{handoff}");
+    assert!(
+        handoff.ends_with("_prefix-queries-land-tokenizer-fix-is-next.md"),
+        "{handoff}"
+    );
     let note = handoff.trim_start_matches(&format!("Handoff scaffolded for {prefix} at "));
     let body = std::fs::read_to_string(note).unwrap();
-    assert!(body.starts_with(&format!("---\ntask: {prefix}\n")), "{body}");
-    assert!(body.ends_with("## Recent work\n\n## Next steps\n"), "{body}");
+    assert!(
+        body.starts_with(&format!("---\ntask: {prefix}\n")),
+        "{body}"
+    );
+    assert!(
+        body.ends_with("## Recent work\n\n## Next steps\n"),
+        "{body}"
+    );
     c.close().await;
 
     // A fresh process: no current task until bootstrap names one.
@@ -172,7 +224,11 @@ async fn the_seed_story_over_stdio() {
             "{prefix}  [active]\n  parent: {tune}\n  edges:\n    depends-on {token}\n  metadata:\n    acceptance = prefix queries return ranked snippets\n  recent:\n    - {digest}\n    - prefix queries need a query parser change in src/search.rs:45-78\n  handoffs:\n    - prefix queries land; tokenizer fix is next ({rel})"
         )
     );
-    assert!(c2.ok("task_get", json!({})).await.starts_with(&format!("{prefix}  [active]")));
+    assert!(
+        c2.ok("task_get", json!({}))
+            .await
+            .starts_with(&format!("{prefix}  [active]"))
+    );
     c2.close().await;
 }
 
@@ -181,10 +237,26 @@ async fn seed_error_lines_over_the_wire() {
     let dir = repo();
     let c = Client::spawn(dir.path(), &[]).await;
     let cases: Vec<(&str, Value, String)> = vec![
-        ("observe", json!({"text": "x"}), "No current task; create or select one first.".into()),
-        ("task_create", json!({"name": " "}), "name is required.".into()),
-        ("task_fork", json!({"name": "add prefix query support"}), "No parent task; pass from or select a task first.".into()),
-        ("task_bootstrap", json!({"task_id": "2026-01-01-nope"}), "No task 2026-01-01-nope.".into()),
+        (
+            "observe",
+            json!({"text": "x"}),
+            "No current task; create or select one first.".into(),
+        ),
+        (
+            "task_create",
+            json!({"name": " "}),
+            "name is required.".into(),
+        ),
+        (
+            "task_fork",
+            json!({"name": "add prefix query support"}),
+            "No parent task; pass from or select a task first.".into(),
+        ),
+        (
+            "task_bootstrap",
+            json!({"task_id": "2026-01-01-nope"}),
+            "No task 2026-01-01-nope.".into(),
+        ),
     ];
     for (tool, args, want) in cases {
         assert_eq!(c.err(tool, args).await, want, "{tool}");
@@ -224,15 +296,23 @@ async fn seed_error_lines_over_the_wire() {
 async fn read_grant_lists_five_tools_and_refuses_observe() {
     let dir = repo();
     let c = Client::spawn(dir.path(), &["--grant", "read"]).await;
-    let names: Vec<String> = c
-        .0
-        .list_all_tools()
-        .await
-        .unwrap()
-        .iter()
-        .map(|t| t.name.to_string())
-        .collect();
-    assert_eq!(names, vec!["task_search", "task_get", "timeline", "task_query", "task_bootstrap"]);
+    let names: Vec<String> =
+        c.0.list_all_tools()
+            .await
+            .unwrap()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect();
+    assert_eq!(
+        names,
+        vec![
+            "task_search",
+            "task_get",
+            "timeline",
+            "task_query",
+            "task_bootstrap"
+        ]
+    );
     assert_eq!(
         c.err("observe", json!({"text": "sneaky"})).await,
         "observe needs the cairn/observe capability, which this server was not granted."
@@ -248,10 +328,18 @@ async fn two_servers_on_one_project_see_each_other() {
     let a = Client::spawn(dir.path(), &[]).await;
     let b = Client::spawn(dir.path(), &[]).await;
     let tune = format!("{d}-tune-search-ranking");
-    a.ok("task_create", json!({"name": "tune search ranking"})).await;
+    a.ok("task_create", json!({"name": "tune search ranking"}))
+        .await;
     // B sees A's task on its next call.
-    assert!(b.ok("task_bootstrap", json!({"task_id": tune})).await.starts_with(&format!("{tune}  [active]")));
-    assert_eq!(b.ok("observe", json!({"text": "from b"})).await, format!("Observed on {tune}."));
+    assert!(
+        b.ok("task_bootstrap", json!({"task_id": tune}))
+            .await
+            .starts_with(&format!("{tune}  [active]"))
+    );
+    assert_eq!(
+        b.ok("observe", json!({"text": "from b"})).await,
+        format!("Observed on {tune}.")
+    );
     assert!(a.ok("task_get", json!({})).await.contains("\n    - from b"));
     // Both write at once; nothing is lost and no error surfaces.
     let wa = async {
@@ -265,7 +353,9 @@ async fn two_servers_on_one_project_see_each_other() {
         }
     };
     tokio::join!(wa, wb);
-    let tl = a.ok("timeline", json!({"types": "observation", "limit": 100})).await;
+    let tl = a
+        .ok("timeline", json!({"types": "observation", "limit": 100}))
+        .await;
     assert!(tl.starts_with(&format!("{tune} — last 51 events")), "{tl}");
     a.close().await;
     b.close().await;

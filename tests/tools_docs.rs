@@ -22,7 +22,12 @@ fn generated_section_lists_every_tool_once() {
     let g = generated();
     assert!(g.starts_with(BEGIN) && g.ends_with(&format!("{END}\n")));
     for t in cairn::tools::tools() {
-        assert_eq!(g.matches(&format!("\n### {}\n", t.name)).count(), 1, "{}", t.name);
+        assert_eq!(
+            g.matches(&format!("\n### {}\n", t.name)).count(),
+            1,
+            "{}",
+            t.name
+        );
     }
     assert!(g.contains("| [`observe`](#observe) | `cairn/observe` | Record a freeform observation on the current task. |"));
     assert!(g.contains("| `before_seq` | integer | no | Exclusive upper seq bound; also the page-back cursor printed when output is truncated. |"));

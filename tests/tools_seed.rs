@@ -26,7 +26,10 @@ fn observe_returns_observed_on() {
     let mut fx = Fx::new();
     fx.ok("task_create", json!({"name": "tune search"}));
     assert_eq!(
-        fx.ok("observe", json!({"text": "bm25 ranking confirmed against t/cairn-search.lisp"})),
+        fx.ok(
+            "observe",
+            json!({"text": "bm25 ranking confirmed against t/cairn-search.lisp"})
+        ),
         "Observed on 2026-06-22-tune-search."
     );
 }
@@ -35,7 +38,10 @@ fn observe_returns_observed_on() {
 fn observe_blank_text_is_required() {
     let mut fx = Fx::new();
     fx.ok("task_create", json!({"name": "tune search"}));
-    assert_eq!(fx.err("observe", json!({"text": "   "})), "text is required.");
+    assert_eq!(
+        fx.err("observe", json!({"text": "   "})),
+        "text is required."
+    );
 }
 
 #[test]
@@ -52,7 +58,10 @@ fn observe_without_current_task() {
 fn observe_on_unknown_task() {
     let mut fx = Fx::new();
     assert_eq!(
-        fx.err("observe", json!({"text": "hello", "task_id": "2026-01-01-nothing-here"})),
+        fx.err(
+            "observe",
+            json!({"text": "hello", "task_id": "2026-01-01-nothing-here"})
+        ),
         "No task 2026-01-01-nothing-here."
     );
 }
@@ -61,7 +70,10 @@ fn observe_on_unknown_task() {
 fn observe_never_moves_the_pointer_and_strips_depot() {
     let mut fx = story();
     assert_eq!(
-        fx.ok("observe", json!({"text": "x", "task_id": format!("work:{TUNE}")})),
+        fx.ok(
+            "observe",
+            json!({"text": "x", "task_id": format!("work:{TUNE}")})
+        ),
         format!("Observed on {TUNE}.")
     );
     assert_eq!(fx.session.current.as_deref(), Some(PREFIX));
@@ -87,7 +99,10 @@ fn task_create_returns_created_and_adopts() {
         fx.ok("task_create", json!({"name": "tune search ranking"})),
         "Created 2026-06-22-tune-search-ranking."
     );
-    assert_eq!(fx.session.current.as_deref(), Some("2026-06-22-tune-search-ranking"));
+    assert_eq!(
+        fx.session.current.as_deref(),
+        Some("2026-06-22-tune-search-ranking")
+    );
 }
 
 #[test]
@@ -101,7 +116,10 @@ fn task_create_keeps_an_existing_pointer() {
 #[test]
 fn task_create_blank_name_is_required() {
     let mut fx = Fx::new();
-    assert_eq!(fx.err("task_create", json!({"name": ""})), "name is required.");
+    assert_eq!(
+        fx.err("task_create", json!({"name": ""})),
+        "name is required."
+    );
 }
 
 #[test]
@@ -143,7 +161,10 @@ fn task_fork_returns_forked_and_switches() {
 fn task_fork_blank_name_is_required() {
     let mut fx = Fx::new();
     fx.ok("task_create", json!({"name": "tune search"}));
-    assert_eq!(fx.err("task_fork", json!({"name": " "})), "name is required.");
+    assert_eq!(
+        fx.err("task_fork", json!({"name": " "})),
+        "name is required."
+    );
 }
 
 #[test]
@@ -160,7 +181,10 @@ fn task_fork_bad_edge_type() {
     let mut fx = Fx::new();
     fx.ok("task_create", json!({"name": "tune search"}));
     assert_eq!(
-        fx.err("task_fork", json!({"name": "add prefix query support", "edge_type": "child-of"})),
+        fx.err(
+            "task_fork",
+            json!({"name": "add prefix query support", "edge_type": "child-of"})
+        ),
         "\"child-of\" is not a valid edge type; expected one of phase-of, depends-on, related."
     );
 }
@@ -180,7 +204,10 @@ fn task_fork_from_itself() {
 fn task_fork_unknown_from() {
     let mut fx = Fx::new();
     assert_eq!(
-        fx.err("task_fork", json!({"name": "add prefix query support", "from": "2026-01-01-gone"})),
+        fx.err(
+            "task_fork",
+            json!({"name": "add prefix query support", "from": "2026-01-01-gone"})
+        ),
         "No task 2026-01-01-gone."
     );
 }
@@ -189,7 +216,10 @@ fn task_fork_unknown_from() {
 fn task_fork_related_edge_from_named_parent() {
     let mut fx = story();
     assert_eq!(
-        fx.ok("task_fork", json!({"name": "ranking notes", "from": TUNE, "edge_type": "related"})),
+        fx.ok(
+            "task_fork",
+            json!({"name": "ranking notes", "from": TUNE, "edge_type": "related"})
+        ),
         format!("Forked 2026-06-22-ranking-notes from {TUNE} (related).")
     );
 }
@@ -200,7 +230,10 @@ fn task_fork_related_edge_from_named_parent() {
 fn task_link_returns_linked() {
     let mut fx = story();
     assert_eq!(
-        fx.ok("task_link", json!({"target_id": TOKEN, "edge_type": "depends-on"})),
+        fx.ok(
+            "task_link",
+            json!({"target_id": TOKEN, "edge_type": "depends-on"})
+        ),
         "Linked 2026-06-22-add-prefix-query-support -> 2026-06-22-tokenizer-fix (depends-on)."
     );
 }
@@ -209,7 +242,10 @@ fn task_link_returns_linked() {
 fn task_link_blank_target_is_required() {
     let mut fx = story();
     assert_eq!(
-        fx.err("task_link", json!({"target_id": "", "edge_type": "depends-on"})),
+        fx.err(
+            "task_link",
+            json!({"target_id": "", "edge_type": "depends-on"})
+        ),
         "target_id is required."
     );
 }
@@ -218,7 +254,10 @@ fn task_link_blank_target_is_required() {
 fn task_link_bad_edge_type() {
     let mut fx = story();
     assert_eq!(
-        fx.err("task_link", json!({"target_id": TOKEN, "edge_type": "blocks"})),
+        fx.err(
+            "task_link",
+            json!({"target_id": TOKEN, "edge_type": "blocks"})
+        ),
         "\"blocks\" is not a valid edge type; expected one of phase-of, depends-on, related."
     );
 }
@@ -227,7 +266,10 @@ fn task_link_bad_edge_type() {
 fn task_link_to_itself() {
     let mut fx = story();
     assert_eq!(
-        fx.err("task_link", json!({"target_id": PREFIX, "edge_type": "related"})),
+        fx.err(
+            "task_link",
+            json!({"target_id": PREFIX, "edge_type": "related"})
+        ),
         "A task cannot link to itself."
     );
 }
@@ -236,7 +278,10 @@ fn task_link_to_itself() {
 fn task_link_unknown_target() {
     let mut fx = story();
     assert_eq!(
-        fx.err("task_link", json!({"target_id": "2026-01-01-gone", "edge_type": "related"})),
+        fx.err(
+            "task_link",
+            json!({"target_id": "2026-01-01-gone", "edge_type": "related"})
+        ),
         "No task 2026-01-01-gone."
     );
 }
@@ -245,7 +290,10 @@ fn task_link_unknown_target() {
 fn task_link_without_current() {
     let mut fx = Fx::new();
     assert_eq!(
-        fx.err("task_link", json!({"target_id": TOKEN, "edge_type": "related"})),
+        fx.err(
+            "task_link",
+            json!({"target_id": TOKEN, "edge_type": "related"})
+        ),
         "No current task; create or select one first."
     );
 }
@@ -253,9 +301,15 @@ fn task_link_without_current() {
 #[test]
 fn task_sever_returns_severed() {
     let mut fx = story();
-    fx.ok("task_link", json!({"target_id": TOKEN, "edge_type": "depends-on"}));
+    fx.ok(
+        "task_link",
+        json!({"target_id": TOKEN, "edge_type": "depends-on"}),
+    );
     assert_eq!(
-        fx.ok("task_sever", json!({"target_id": TOKEN, "edge_type": "depends-on"})),
+        fx.ok(
+            "task_sever",
+            json!({"target_id": TOKEN, "edge_type": "depends-on"})
+        ),
         "Severed 2026-06-22-add-prefix-query-support -> 2026-06-22-tokenizer-fix (depends-on)."
     );
     assert!(!fx.ok("task_get", json!({})).contains("edges:"));
@@ -265,7 +319,10 @@ fn task_sever_returns_severed() {
 fn task_sever_blank_target_is_required() {
     let mut fx = story();
     assert_eq!(
-        fx.err("task_sever", json!({"target_id": "  ", "edge_type": "depends-on"})),
+        fx.err(
+            "task_sever",
+            json!({"target_id": "  ", "edge_type": "depends-on"})
+        ),
         "target_id is required."
     );
 }
@@ -274,7 +331,10 @@ fn task_sever_blank_target_is_required() {
 fn task_sever_bad_edge_type() {
     let mut fx = story();
     assert_eq!(
-        fx.err("task_sever", json!({"target_id": TOKEN, "edge_type": "Depends"})),
+        fx.err(
+            "task_sever",
+            json!({"target_id": TOKEN, "edge_type": "Depends"})
+        ),
         "\"Depends\" is not a valid edge type; expected one of phase-of, depends-on, related."
     );
 }
@@ -285,7 +345,10 @@ fn task_sever_bad_edge_type() {
 fn task_set_metadata_returns_set() {
     let mut fx = story();
     assert_eq!(
-        fx.ok("task_set_metadata", json!({"key": "acceptance", "value": "prefix queries return ranked snippets"})),
+        fx.ok(
+            "task_set_metadata",
+            json!({"key": "acceptance", "value": "prefix queries return ranked snippets"})
+        ),
         "Set acceptance on 2026-06-22-add-prefix-query-support."
     );
 }
@@ -315,7 +378,10 @@ fn task_set_metadata_null_value_is_empty() {
 fn task_update_status_returns_is_now() {
     let mut fx = story();
     assert_eq!(
-        fx.ok("task_update_status", json!({"status": "completed", "task_id": TOKEN})),
+        fx.ok(
+            "task_update_status",
+            json!({"status": "completed", "task_id": TOKEN})
+        ),
         "2026-06-22-tokenizer-fix is now completed."
     );
 }
@@ -323,7 +389,10 @@ fn task_update_status_returns_is_now() {
 #[test]
 fn task_update_status_missing_is_required() {
     let mut fx = story();
-    assert_eq!(fx.err("task_update_status", json!({})), "status is required.");
+    assert_eq!(
+        fx.err("task_update_status", json!({})),
+        "status is required."
+    );
 }
 
 #[test]
@@ -364,7 +433,10 @@ fn task_update_status_reopen_revives() {
 #[test]
 fn handoff_scaffolds_at_the_default_path() {
     let mut fx = story();
-    let out = fx.ok("handoff", json!({"summary": "prefix queries land; tokenizer fix is next"}));
+    let out = fx.ok(
+        "handoff",
+        json!({"summary": "prefix queries land; tokenizer fix is next"}),
+    );
     let path = fx.root().join(
         ".cairn/tasks/2026-06-22-add-prefix-query-support/2026-06-22_14-30-05_prefix-queries-land-tokenizer-fix-is-next.md",
     );
@@ -384,7 +456,10 @@ fn handoff_scaffolds_at_the_default_path() {
 #[test]
 fn handoff_blank_summary_is_required() {
     let mut fx = story();
-    assert_eq!(fx.err("handoff", json!({"summary": ""})), "summary is required.");
+    assert_eq!(
+        fx.err("handoff", json!({"summary": ""})),
+        "summary is required."
+    );
 }
 
 #[test]
@@ -399,7 +474,10 @@ fn handoff_refuses_paths_outside_the_project() {
         "path must stay inside the project: /tmp/abs.md"
     );
     assert_eq!(
-        fx.err("handoff", json!({"summary": "s", "path": "notes/../../x.md"})),
+        fx.err(
+            "handoff",
+            json!({"summary": "s", "path": "notes/../../x.md"})
+        ),
         "path must stay inside the project: notes/../../x.md"
     );
 }
@@ -409,13 +487,25 @@ fn handoff_leaves_an_existing_file_and_records_the_event() {
     let mut fx = story();
     std::fs::create_dir_all(fx.root().join("notes")).unwrap();
     std::fs::write(fx.root().join("notes/h.md"), "mine").unwrap();
-    let out = fx.ok("handoff", json!({"summary": "tokenizer next", "path": "./notes/h.md"}));
+    let out = fx.ok(
+        "handoff",
+        json!({"summary": "tokenizer next", "path": "./notes/h.md"}),
+    );
     assert_eq!(
         out,
-        format!("Handoff scaffolded for {PREFIX} at {}", fx.root().join("notes/h.md").display())
+        format!(
+            "Handoff scaffolded for {PREFIX} at {}",
+            fx.root().join("notes/h.md").display()
+        )
     );
-    assert_eq!(std::fs::read_to_string(fx.root().join("notes/h.md")).unwrap(), "mine");
-    assert!(fx.ok("task_bootstrap", json!({})).ends_with("  handoffs:\n    - tokenizer next (notes/h.md)"));
+    assert_eq!(
+        std::fs::read_to_string(fx.root().join("notes/h.md")).unwrap(),
+        "mine"
+    );
+    assert!(
+        fx.ok("task_bootstrap", json!({}))
+            .ends_with("  handoffs:\n    - tokenizer next (notes/h.md)")
+    );
 }
 
 // ---- task_query / task_query_write (argument lines) ----
@@ -423,13 +513,19 @@ fn handoff_leaves_an_existing_file_and_records_the_event() {
 #[test]
 fn task_query_blank_is_required() {
     let mut fx = Fx::new();
-    assert_eq!(fx.err("task_query", json!({"query": ""})), "query is required.");
+    assert_eq!(
+        fx.err("task_query", json!({"query": ""})),
+        "query is required."
+    );
 }
 
 #[test]
 fn task_query_write_blank_is_required() {
     let mut fx = Fx::new();
-    assert_eq!(fx.err("task_query_write", json!({"query": " \n"})), "query is required.");
+    assert_eq!(
+        fx.err("task_query_write", json!({"query": " \n"})),
+        "query is required."
+    );
 }
 
 #[test]
@@ -446,7 +542,10 @@ fn task_query_too_long() {
 #[test]
 fn task_search_blank_is_required() {
     let mut fx = Fx::new();
-    assert_eq!(fx.err("task_search", json!({"query": ""})), "query is required.");
+    assert_eq!(
+        fx.err("task_search", json!({"query": ""})),
+        "query is required."
+    );
 }
 
 #[test]
@@ -466,11 +565,19 @@ fn task_search_no_match_line() {
 #[test]
 fn task_search_rows_and_prefix() {
     let mut fx = story();
-    fx.ok("observe", json!({"text": "prefix queries need a query parser change in src/search.rs:45-78"}));
-    fx.ok("observe", json!({"text": "tokenizer splits depends-on wrongly", "task_id": TOKEN}));
+    fx.ok(
+        "observe",
+        json!({"text": "prefix queries need a query parser change in src/search.rs:45-78"}),
+    );
+    fx.ok(
+        "observe",
+        json!({"text": "tokenizer splits depends-on wrongly", "task_id": TOKEN}),
+    );
     assert_eq!(
         fx.ok("task_search", json!({"query": "prefix query*"})),
-        format!("1. [{PREFIX}]  (2026-06-22)\n    [prefix] queries need a [query] parser change in src/search.rs:45-78")
+        format!(
+            "1. [{PREFIX}]  (2026-06-22)\n    [prefix] queries need a [query] parser change in src/search.rs:45-78"
+        )
     );
     assert_eq!(
         fx.ok("task_search", json!({"query": "depends-on"})),
@@ -478,7 +585,9 @@ fn task_search_rows_and_prefix() {
     );
     assert_eq!(
         fx.ok("task_search", json!({"query": "src/search.rs:45-78"})),
-        format!("1. [{PREFIX}]  (2026-06-22)\n    prefix queries need a query parser change in [src/search.rs:45-78]")
+        format!(
+            "1. [{PREFIX}]  (2026-06-22)\n    prefix queries need a query parser change in [src/search.rs:45-78]"
+        )
     );
 }
 
@@ -488,11 +597,17 @@ fn task_search_limit_and_task_filter() {
     for i in 0..3 {
         fx.ok("observe", json!({"text": format!("ranking note {i}")}));
     }
-    fx.ok("observe", json!({"text": "ranking elsewhere", "task_id": TOKEN}));
+    fx.ok(
+        "observe",
+        json!({"text": "ranking elsewhere", "task_id": TOKEN}),
+    );
     let out = fx.ok("task_search", json!({"query": "ranking", "limit": 0}));
     assert_eq!(out.lines().count(), 2);
     let out = fx.ok("task_search", json!({"query": "ranking", "task_id": TOKEN}));
-    assert_eq!(out, format!("1. [{TOKEN}]  (2026-06-22)\n    [ranking] elsewhere"));
+    assert_eq!(
+        out,
+        format!("1. [{TOKEN}]  (2026-06-22)\n    [ranking] elsewhere")
+    );
     let out = fx.ok("task_search", json!({"query": "ranking"}));
     assert_eq!(out.lines().count(), 8);
     assert_eq!(
@@ -504,15 +619,30 @@ fn task_search_limit_and_task_filter() {
 #[test]
 fn task_search_hostile_tokens_never_error() {
     let mut fx = story();
-    fx.ok("observe", json!({"text": "it's @x why? a,b OR C++ \"quoted\" 50% #tag NEAR and NOT"}));
-    for q in ["it's", "@x", "why?", "a,b", "OR", "C++", "\"", "50%", "#tag", "NEAR", "NOT", "and", "(", "a:b", "x^y", "-", "*", "**"] {
+    fx.ok(
+        "observe",
+        json!({"text": "it's @x why? a,b OR C++ \"quoted\" 50% #tag NEAR and NOT"}),
+    );
+    for q in [
+        "it's", "@x", "why?", "a,b", "OR", "C++", "\"", "50%", "#tag", "NEAR", "NOT", "and", "(",
+        "a:b", "x^y", "-", "*", "**",
+    ] {
         let out = fx.call("task_search", json!({"query": q}));
         assert!(!out.is_error, "{q}: {}", out.text);
         assert!(!out.text.starts_with("Could not parse"), "{q}");
     }
-    assert!(fx.ok("task_search", json!({"query": "it's"})).starts_with("1. ["));
-    assert!(fx.ok("task_search", json!({"query": "C++"})).starts_with("1. ["));
-    assert!(fx.ok("task_search", json!({"query": "OR"})).starts_with("1. ["));
+    assert!(
+        fx.ok("task_search", json!({"query": "it's"}))
+            .starts_with("1. [")
+    );
+    assert!(
+        fx.ok("task_search", json!({"query": "C++"}))
+            .starts_with("1. [")
+    );
+    assert!(
+        fx.ok("task_search", json!({"query": "OR"}))
+            .starts_with("1. [")
+    );
 }
 
 // ---- task_get ----
@@ -520,8 +650,14 @@ fn task_search_hostile_tokens_never_error() {
 #[test]
 fn task_get_renders_the_seed_block() {
     let mut fx = story();
-    fx.ok("task_link", json!({"target_id": TOKEN, "edge_type": "depends-on"}));
-    fx.ok("observe", json!({"text": "prefix queries land; tokenizer fix is next"}));
+    fx.ok(
+        "task_link",
+        json!({"target_id": TOKEN, "edge_type": "depends-on"}),
+    );
+    fx.ok(
+        "observe",
+        json!({"text": "prefix queries land; tokenizer fix is next"}),
+    );
     assert_eq!(
         fx.ok("task_get", json!({"task_id": PREFIX})),
         "2026-06-22-add-prefix-query-support  [active]\n  parent: 2026-06-22-tune-search\n  edges:\n    depends-on 2026-06-22-tokenizer-fix\n  recent:\n    - prefix queries land; tokenizer fix is next"
@@ -540,12 +676,21 @@ fn task_get_unknown_slug() {
 #[test]
 fn task_get_description_children_metadata_and_pointer() {
     let mut fx = Fx::new();
-    fx.ok("task_create", json!({"name": "tune search", "description": "make search rank well"}));
+    fx.ok(
+        "task_create",
+        json!({"name": "tune search", "description": "make search rank well"}),
+    );
     fx.ok("task_fork", json!({"name": "add prefix query support"}));
-    fx.ok("task_set_metadata", json!({"key": "phase", "value": "1", "task_id": TUNE}));
+    fx.ok(
+        "task_set_metadata",
+        json!({"key": "phase", "value": "1", "task_id": TUNE}),
+    );
     for i in 1..=7 {
         fx.clock = T0 + i;
-        fx.ok("observe", json!({"text": format!("note {i}"), "task_id": TUNE}));
+        fx.ok(
+            "observe",
+            json!({"text": format!("note {i}"), "task_id": TUNE}),
+        );
     }
     assert_eq!(
         fx.ok("task_get", json!({"task_id": TUNE})),
@@ -570,13 +715,19 @@ fn task_get_without_current() {
 fn timeline_digest_lines() {
     let mut fx = story();
     fx.clock = T0 + 10;
-    fx.ok("observe", json!({"text": "bm25 ranking confirmed against t/cairn-search.lisp"}));
+    fx.ok(
+        "observe",
+        json!({"text": "bm25 ranking confirmed against t/cairn-search.lisp"}),
+    );
     fx.clock = T0 + 20;
     fx.ok("task_update_status", json!({"status": "blocked"}));
     fx.clock = T0 + 30;
     fx.ok("task_update_status", json!({"status": "active"}));
     fx.clock = T0 + 40;
-    fx.ok("handoff", json!({"summary": "prefix queries land; tokenizer fix is next", "path": "h.md"}));
+    fx.ok(
+        "handoff",
+        json!({"summary": "prefix queries land; tokenizer fix is next", "path": "h.md"}),
+    );
     assert_eq!(
         fx.ok("timeline", json!({"task_id": PREFIX, "limit": 3})),
         format!(
@@ -592,11 +743,18 @@ fn timeline_full_mode_and_types() {
     fx.ok("task_set_metadata", json!({"key": "k", "value": "v"}));
     assert_eq!(
         fx.ok("timeline", json!({"types": "observation", "full": true})),
-        format!("{PREFIX} — last 1 event\n  5  observation  (2026-06-22 14:30 UTC)\n    line one\n    line two")
+        format!(
+            "{PREFIX} — last 1 event\n  5  observation  (2026-06-22 14:30 UTC)\n    line one\n    line two"
+        )
     );
     assert_eq!(
-        fx.ok("timeline", json!({"types": "observation, task.set-metadata"})),
-        format!("{PREFIX} — last 2 events\n  6  task.set-metadata  k = v\n  5  observation  line one line two")
+        fx.ok(
+            "timeline",
+            json!({"types": "observation, task.set-metadata"})
+        ),
+        format!(
+            "{PREFIX} — last 2 events\n  6  task.set-metadata  k = v\n  5  observation  line one line two"
+        )
     );
 }
 
@@ -637,7 +795,10 @@ fn timeline_paging_and_soft_ceiling() {
     let last_line = first.lines().last().unwrap();
     assert_eq!(
         last_line,
-        format!("… truncated at {} chars; 4 events remaining; pass before_seq=8 to continue", first.chars().count() - last_line.chars().count() - 1)
+        format!(
+            "… truncated at {} chars; 4 events remaining; pass before_seq=8 to continue",
+            first.chars().count() - last_line.chars().count() - 1
+        )
     );
     assert!(first.starts_with(&format!("{PREFIX} — last 5 events\n  12  observation")));
     let second = fx.ok("timeline", json!({"full": true, "before_seq": 8}));
@@ -688,7 +849,10 @@ fn task_bootstrap_switches_and_lists_handoffs() {
     let mut fx = story();
     for (i, s) in ["one", "two", "three", "four"].iter().enumerate() {
         fx.clock = T0 + i as i64;
-        fx.ok("handoff", json!({"summary": s, "task_id": TOKEN, "path": format!("h{i}.md")}));
+        fx.ok(
+            "handoff",
+            json!({"summary": s, "task_id": TOKEN, "path": format!("h{i}.md")}),
+        );
     }
     let out = fx.ok("task_bootstrap", json!({"task_id": TOKEN}));
     assert_eq!(fx.session.current.as_deref(), Some(TOKEN));
@@ -731,11 +895,15 @@ fn protocol_faults_are_dispatch_errors() {
         clock: cairn::tools::Clock::Fixed(T0),
     };
     assert_eq!(
-        cairn::tools::dispatch(&mut ctx, "nope", json!({})).unwrap_err().to_string(),
+        cairn::tools::dispatch(&mut ctx, "nope", json!({}))
+            .unwrap_err()
+            .to_string(),
         "Unknown tool nope."
     );
     assert_eq!(
-        cairn::tools::dispatch(&mut ctx, "observe", json!({})).unwrap_err().to_string(),
+        cairn::tools::dispatch(&mut ctx, "observe", json!({}))
+            .unwrap_err()
+            .to_string(),
         "Invalid arguments for observe: missing field `text`"
     );
 }
@@ -754,5 +922,57 @@ fn task_query_parse_and_query_errors() {
     assert_eq!(
         fx.err("task_query_write", json!({"query": "plan"})),
         "Query error: plan is a bare word, not a source form; a named view runs as (query \"plan\")."
+    );
+}
+
+#[test]
+fn a_panicking_tool_becomes_an_internal_error_and_the_store_is_unchanged() {
+    use cairn::tools::registry::{ToolSpec, dispatch_spec};
+    let boom = ToolSpec {
+        name: "boom",
+        capability: cairn::session::Capability::Write,
+        summary: "",
+        description: "",
+        signature: "boom()",
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        schema: serde_json::Map::new,
+        run: |ctx, _| {
+            let ev = cairn::store::NewEvent::observation(
+                &ctx.session.id,
+                T0,
+                "2026-06-22-tune-search",
+                "x",
+            );
+            let _ = ctx
+                .store
+                .write_with(|tx| -> Result<(), cairn::store::StoreError> {
+                    tx.append(&[ev])?;
+                    panic!("boom");
+                });
+            Ok(cairn::tools::ToolOutcome::ok("unreachable"))
+        },
+    };
+    let mut fx = Fx::new();
+    fx.ok("task_create", json!({"name": "tune search"}));
+    let before = fx.events();
+    let root = fx.root();
+    let mut ctx = cairn::tools::ToolCtx {
+        store: &fx.store,
+        session: &mut fx.session,
+        engine: &fx.engine,
+        root,
+        clock: cairn::tools::Clock::Fixed(T0),
+    };
+    let out = dispatch_spec(&mut ctx, &boom, json!({})).unwrap();
+    assert_eq!(
+        out,
+        cairn::tools::ToolOutcome::err("Internal error in boom; the store is unchanged.")
+    );
+    assert_eq!(fx.events(), before);
+    assert_eq!(
+        fx.ok("observe", json!({"text": "still serving"})),
+        format!("Observed on {TUNE}.")
     );
 }

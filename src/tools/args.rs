@@ -175,11 +175,12 @@ pub(crate) fn int_arg(field: &str, v: Option<&Value>) -> Result<Option<i64>, Str
                 _ => Err(format!("{field} must be an integer, got {n}.")),
             },
         },
-        Some(Value::String(s)) => s
-            .trim()
-            .parse::<i64>()
-            .map(Some)
-            .map_err(|_| format!("{field} must be an integer, got {}.", Value::from(s.as_str()))),
+        Some(Value::String(s)) => s.trim().parse::<i64>().map(Some).map_err(|_| {
+            format!(
+                "{field} must be an integer, got {}.",
+                Value::from(s.as_str())
+            )
+        }),
         Some(other) => Err(format!("{field} must be an integer, got {other}.")),
     }
 }

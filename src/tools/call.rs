@@ -27,7 +27,11 @@ pub fn call(ctx: &mut ToolCtx<'_>, tool: &str, json: &str) -> CallResult {
     };
     let args = match args {
         Ok(v) if v.is_object() || v.is_null() => v,
-        Ok(_) => return fault("arguments must be a JSON object, e.g. '{\"task_id\": \"...\"}'.".to_string()),
+        Ok(_) => {
+            return fault(
+                "arguments must be a JSON object, e.g. '{\"task_id\": \"...\"}'.".to_string(),
+            );
+        }
         Err(e) => return fault(format!("arguments are not valid JSON: {e}.")),
     };
     match dispatch(ctx, tool, args) {

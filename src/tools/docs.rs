@@ -20,17 +20,17 @@ pub fn generated() -> String {
     for t in tools() {
         out.push_str(&format!(
             "| [`{}`](#{}) | `cairn/{}` | {} |\n",
-            t.name,
-            t.name,
-            t.capability,
-            t.summary
+            t.name, t.name, t.capability, t.summary
         ));
     }
     for t in tools() {
         out.push_str(&format!("\n### {}\n\n{}\n\n", t.name, t.description));
         out.push_str(&format!("Signature: `{}`\n\n", t.signature));
         out.push_str(&format!("Capability: `cairn/{}`. ", t.capability));
-        out.push_str(&format!("Annotations: {}.\n\n", annotations(t.read_only, t.destructive, t.idempotent)));
+        out.push_str(&format!(
+            "Annotations: {}.\n\n",
+            annotations(t.read_only, t.destructive, t.idempotent)
+        ));
         let schema = (t.schema)();
         let props = schema.get("properties").and_then(Value::as_object);
         let required: Vec<&str> = schema
@@ -40,14 +40,23 @@ pub fn generated() -> String {
             .unwrap_or_default();
         match props {
             Some(props) if !props.is_empty() => {
-                out.push_str("| Parameter | Type | Required | Description |\n| --- | --- | --- | --- |\n");
+                out.push_str(
+                    "| Parameter | Type | Required | Description |\n| --- | --- | --- | --- |\n",
+                );
                 for (name, p) in props {
                     out.push_str(&format!(
                         "| `{}` | {} | {} | {} |\n",
                         name,
                         type_of(p),
-                        if required.contains(&name.as_str()) { "yes" } else { "no" },
-                        p.get("description").and_then(Value::as_str).unwrap_or("").replace('|', "\\|")
+                        if required.contains(&name.as_str()) {
+                            "yes"
+                        } else {
+                            "no"
+                        },
+                        p.get("description")
+                            .and_then(Value::as_str)
+                            .unwrap_or("")
+                            .replace('|', "\\|")
                     ));
                 }
             }

@@ -42,7 +42,12 @@ fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Line {
     let root = ctx.root.canonicalize().unwrap_or_else(|_| ctx.root.clone());
     let full = root.join(&rel);
     let shown = rel_text(&rel);
-    let refuse = || format!("path must stay inside the project: {}", a.path.as_deref().unwrap_or(&shown));
+    let refuse = || {
+        format!(
+            "path must stay inside the project: {}",
+            a.path.as_deref().unwrap_or(&shown)
+        )
+    };
     if !inside(&root, &full) {
         return Err(refuse());
     }
@@ -51,7 +56,8 @@ fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Line {
             .map_err(store_err)?
             .ok_or_else(|| format!("No task {slug}."))?;
         let body = skeleton(&slug, summary, now, &state_block(&state));
-        let io = |e: std::io::Error| format!("could not write the handoff note {}: {e}", full.display());
+        let io =
+            |e: std::io::Error| format!("could not write the handoff note {}: {e}", full.display());
         if let Some(dir) = full.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
             if !inside(&root, &full) {
@@ -62,7 +68,10 @@ fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Line {
     }
     let ev = NewEvent::handoff_create(&ctx.session.id, now, &slug, summary, &shown);
     ctx.store.write(&[ev]).map_err(store_err)?;
-    Ok(format!("Handoff scaffolded for {slug} at {}", full.display()))
+    Ok(format!(
+        "Handoff scaffolded for {slug} at {}",
+        full.display()
+    ))
 }
 
 /// The default note path, relative to the project root.

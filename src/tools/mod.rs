@@ -148,7 +148,11 @@ pub(crate) fn thousands(n: usize) -> String {
 
 /// A required text argument: `FIELD is required.` when absent or blank, the
 /// length check otherwise. Returns the value as given.
-pub(crate) fn required<'v>(field: &str, value: Option<&'v str>, max: usize) -> Result<&'v str, String> {
+pub(crate) fn required<'v>(
+    field: &str,
+    value: Option<&'v str>,
+    max: usize,
+) -> Result<&'v str, String> {
     match value {
         Some(v) if !v.trim().is_empty() => {
             check_len(field, v, max)?;

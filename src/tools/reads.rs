@@ -43,11 +43,9 @@ fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Line {
             check_len("task_id", t, limits::NAME)?;
             bare(t).to_string()
         }
-        None => ctx
-            .session
-            .current
-            .clone()
-            .ok_or_else(|| "No task to bootstrap; pass task_id or select a task first.".to_string())?,
+        None => ctx.session.current.clone().ok_or_else(|| {
+            "No task to bootstrap; pass task_id or select a task first.".to_string()
+        })?,
     };
     let conn = ctx.store.conn();
     let Some(state) =

@@ -277,8 +277,23 @@ pub fn refusal(tool: &ToolSpec) -> String {
 /// turns a panic inside the tool into
 /// `Internal error in TOOL; the store is unchanged.` (`is_error`).
 /// Errors: [`DispatchError::UnknownTool`], [`DispatchError::InvalidArgs`].
-pub fn dispatch(ctx: &mut ToolCtx<'_>, name: &str, args: Value) -> Result<ToolOutcome, DispatchError> {
+pub fn dispatch(
+    ctx: &mut ToolCtx<'_>,
+    name: &str,
+    args: Value,
+) -> Result<ToolOutcome, DispatchError> {
     let tool = find(name).ok_or_else(|| DispatchError::UnknownTool(name.to_string()))?;
+    dispatch_spec(ctx, tool, args)
+}
+
+/// Runs registry row `tool` as [`dispatch`] does (grant check, panic guard).
+/// Errors: [`DispatchError::InvalidArgs`].
+pub fn dispatch_spec(
+    ctx: &mut ToolCtx<'_>,
+    tool: &ToolSpec,
+    args: Value,
+) -> Result<ToolOutcome, DispatchError> {
+    let name = tool.name;
     if !ctx.session.allows(tool.capability) {
         return Ok(ToolOutcome::err(refusal(tool)));
     }

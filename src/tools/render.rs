@@ -102,7 +102,11 @@ pub fn state_block(s: &TaskState) -> String {
     let shown = i64::try_from(s.recent.len()).unwrap_or(i64::MAX);
     if s.obs_count > shown {
         let n = s.obs_count - shown;
-        let noun = if n == 1 { "observation" } else { "observations" };
+        let noun = if n == 1 {
+            "observation"
+        } else {
+            "observations"
+        };
         out.push_str(&format!(
             "\n  … {n} earlier {noun} — call timeline with full=true, types=observation to read them all"
         ));

@@ -3,7 +3,9 @@
 //! `task_set_metadata`, `task_update_status`. Each records its events through
 //! the store's single write boundary in one call.
 
-use super::args::{EdgeArgs, ObserveArgs, SetMetadataArgs, TaskCreateArgs, TaskForkArgs, UpdateStatusArgs};
+use super::args::{
+    EdgeArgs, ObserveArgs, SetMetadataArgs, TaskCreateArgs, TaskForkArgs, UpdateStatusArgs,
+};
 use super::{Line, ToolCtx, ToolOutcome, bare, check_len, limits, required, store_err};
 use crate::store::{EdgeType, NewEvent, Status};
 
