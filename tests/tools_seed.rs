@@ -976,3 +976,24 @@ fn a_panicking_tool_becomes_an_internal_error_and_the_store_is_unchanged() {
         format!("Observed on {TUNE}.")
     );
 }
+
+#[test]
+fn handoff_is_searchable_as_an_observation() {
+    let mut fx = story();
+    fx.ok(
+        "handoff",
+        json!({"summary": "tokenizer fix is next", "path": "notes/next.md"}),
+    );
+    assert_eq!(
+        fx.ok("task_search", json!({"query": "tokenizer"})),
+        format!(
+            "1. [{PREFIX}]  (2026-06-22)\n    Handoff: [tokenizer] fix is next → notes/next.md"
+        )
+    );
+    assert_eq!(
+        fx.ok("timeline", json!({"limit": 1})),
+        format!(
+            "{PREFIX} — last 1 event\n  5  handoff.create  tokenizer fix is next → notes/next.md"
+        )
+    );
+}

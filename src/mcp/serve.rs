@@ -74,10 +74,12 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         .build()
         .map_err(ServeError::Runtime)?;
     rt.block_on(async move {
-        let running = server
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|e| ServeError::Mcp(e.to_string()))?;
+        let running = match server.serve(rmcp::transport::stdio()).await {
+            Ok(r) => r,
+            // The client closed stdin before initializing: nothing to serve.
+            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+            Err(e) => return Err(ServeError::Mcp(e.to_string())),
+        };
         running
             .waiting()
             .await

@@ -80,7 +80,12 @@ impl CairnServer {
             root: st.root.clone(),
             clock: Clock::System,
         };
-        dispatch(&mut ctx, name, args).map_err(|e| match e {
+        let result = dispatch(&mut ctx, name, args);
+        match &result {
+            Ok(out) => tracing::debug!(tool = name, is_error = out.is_error, "tool call"),
+            Err(e) => tracing::debug!(tool = name, error = %e, "tool call refused"),
+        }
+        result.map_err(|e| match e {
             DispatchError::UnknownTool(_) => McpError::invalid_params(e.to_string(), None),
             DispatchError::InvalidArgs { .. } => McpError::invalid_params(e.to_string(), None),
         })
