@@ -1,9 +1,9 @@
 //! `task_search`'s sanitiser closes the whole class: whatever a person types
 //! searches literally and never reaches FTS5 as syntax (spec/mcp.md).
 
-mod common;
+mod toolfx;
 
-use common::Fx;
+use toolfx::Fx;
 use proptest::prelude::*;
 use serde_json::json;
 

@@ -1,9 +1,9 @@
 //! Every return line and every error line quoted in seed 000 (and the
 //! decisions of spec/mcp.md), one assertion each, through the tool functions.
 
-mod common;
+mod toolfx;
 
-use common::{Fx, T0};
+use toolfx::{Fx, T0};
 use serde_json::json;
 
 const TUNE: &str = "2026-06-22-tune-search";

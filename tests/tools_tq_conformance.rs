@@ -2,9 +2,9 @@
 //! `task_query` (read surface) and `task_query_write` (write surface), on a
 //! store seeded by the real write tools.
 
-mod common;
+mod toolfx;
 
-use common::Fx;
+use toolfx::Fx;
 use serde_json::json;
 
 const TUNE: &str = "2026-06-22-tune-search";
