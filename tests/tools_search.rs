@@ -3,9 +3,9 @@
 
 mod toolfx;
 
-use toolfx::Fx;
 use proptest::prelude::*;
 use serde_json::json;
+use toolfx::Fx;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
@@ -25,8 +25,14 @@ proptest! {
 fn identifiers_and_paths_match_as_written() {
     let mut fx = Fx::new();
     fx.ok("task_create", json!({"name": "tune search"}));
-    fx.ok("observe", json!({"text": "see tools.lisp:45-78 for the depends-on walk"}));
-    fx.ok("observe", json!({"text": "tools lisp 45 78 are unrelated words"}));
+    fx.ok(
+        "observe",
+        json!({"text": "see tools.lisp:45-78 for the depends-on walk"}),
+    );
+    fx.ok(
+        "observe",
+        json!({"text": "tools lisp 45 78 are unrelated words"}),
+    );
     assert_eq!(
         fx.ok("task_search", json!({"query": "tools.lisp:45-78"})),
         "1. [2026-06-22-tune-search]  (2026-06-22)\n    see [tools.lisp:45-78] for the depends-on walk"

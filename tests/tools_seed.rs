@@ -3,8 +3,8 @@
 
 mod toolfx;
 
-use toolfx::{Fx, T0};
 use serde_json::json;
+use toolfx::{Fx, T0};
 
 const TUNE: &str = "2026-06-22-tune-search";
 const PREFIX: &str = "2026-06-22-add-prefix-query-support";

@@ -4,8 +4,8 @@
 
 mod toolfx;
 
-use toolfx::Fx;
 use serde_json::json;
+use toolfx::Fx;
 
 const TUNE: &str = "2026-06-22-tune-search";
 const PREFIX: &str = "2026-06-22-add-prefix-query-support";

@@ -25,14 +25,23 @@ pub(super) fn serve_cmd(flag: Option<&Path>, grant: &str) -> anyhow::Result<Exit
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs `tool` with `json` in a fresh session (no current task) and prints
+/// Runs `tool` with `json` in a fresh session (current task `current`, if
+/// given) and prints
 /// its text on stdout (protocol faults on stderr). Exit 0 on success, 1 when
 /// the tool returned an error or the call was malformed.
-pub(super) fn call_cmd(flag: Option<&Path>, tool: &str, json: &str) -> anyhow::Result<ExitCode> {
+pub(super) fn call_cmd(
+    flag: Option<&Path>,
+    tool: &str,
+    json: &str,
+    current: Option<&str>,
+) -> anyhow::Result<ExitCode> {
     let loc = location::resolve_from_env(flag)?;
     let store = Store::open(&loc.db)
         .with_context(|| format!("cannot open the store at {}", loc.db.display()))?;
     let mut session = Session::new();
+    if let Some(slug) = current {
+        session.switch_to(crate::store::slug::strip_depot(slug.trim()));
+    }
     let engine = Engine::new();
     let mut ctx = ToolCtx {
         store: &store,

@@ -51,6 +51,10 @@ pub enum Command {
         /// The arguments as a JSON object, e.g. '{"name": "tune search ranking"}'.
         #[arg(default_value = "{}")]
         json: String,
+        /// Start the call's session with this task current (each call is
+        /// its own session, which otherwise has no current task).
+        #[arg(long, value_name = "SLUG")]
+        current: Option<String>,
     },
     /// Test helper: append COUNT observations, one transaction each,
     /// printing each seq after commit.
@@ -78,7 +82,11 @@ pub fn run() -> ExitCode {
         Command::Rebuild => store_cmds::rebuild_cmd(cli.db.as_deref()),
         Command::Verify => store_cmds::verify_cmd(cli.db.as_deref()),
         Command::Serve { grant } => mcp_cmds::serve_cmd(cli.db.as_deref(), grant),
-        Command::Call { tool, json } => mcp_cmds::call_cmd(cli.db.as_deref(), tool, json),
+        Command::Call {
+            tool,
+            json,
+            current,
+        } => mcp_cmds::call_cmd(cli.db.as_deref(), tool, json, current.as_deref()),
         Command::StressAppend {
             count,
             session,
