@@ -1,8 +1,21 @@
-//! Front-end speed: parse + check (`tq::compile`) of the longest grammar
-//! example, and of every example in turn. Run: `cargo bench --bench compile`.
+//! Compile speed (criterion). Run: `cargo bench --bench compile`.
+//!
+//! - Front-end: parse + check (`tq::compile`) of the longest grammar example,
+//!   and of every example in turn.
+//! - Whole compiler, text → SQL (lex, parse, check, plan, lower; no
+//!   database): every §8 read query and every built-in view.
+
+#[path = "../tests/common/queries.rs"]
+mod queries;
 
 use std::hint::black_box;
+use std::time::Duration;
 
+use cairn::tq::ast::Surface;
+use cairn::tq::exec::read_statement;
+use cairn::tq::front;
+use cairn::tq::plan::{Catalog, plan};
+use cairn::tq::registry;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn examples() -> Vec<String> {
@@ -38,5 +51,40 @@ fn bench_compile(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench_compile);
+fn text_to_sql(c: &mut Criterion) {
+    let cat = Catalog {
+        current: Some("2026-01-01-parent".into()),
+        ..Default::default()
+    };
+    let mut qs: Vec<(String, String)> = queries::READ_QUERIES
+        .iter()
+        .map(|(n, q)| (n.to_string(), q.to_string()))
+        .collect();
+    for v in registry::builtin_views() {
+        qs.push((
+            format!("view_{}", v.name),
+            format!("(query \"{}\")", v.name),
+        ));
+    }
+    let mut group = c.benchmark_group("compile");
+    for (name, q) in &qs {
+        group.bench_function(name.as_str(), |b| {
+            b.iter(|| {
+                let typed = front::compile(black_box(q), &[]).expect("compiles");
+                let p = plan(&typed, Surface::Read, &cat).expect("plans");
+                read_statement(&p)
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_millis(100))
+        .measurement_time(Duration::from_millis(400));
+    targets = bench_compile, text_to_sql
+}
 criterion_main!(benches);

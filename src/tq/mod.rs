@@ -4,14 +4,21 @@
 pub mod ast;
 pub mod check;
 pub mod diagnostic;
+pub mod engine;
+pub mod exec;
 pub mod front;
 pub mod lexer;
+pub mod mutate;
 pub mod parser;
+pub mod plan;
 pub mod print;
 pub mod reference;
 pub mod registry;
+pub mod render;
+pub mod sql;
 
 pub use ast::Surface;
 pub use diagnostic::{DiagKind, Diagnostic};
+pub use engine::Engine;
 pub use front::compile;
 pub use print::print;

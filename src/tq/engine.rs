@@ -1,0 +1,274 @@
+//! `Engine`, the one door into `tq` (spec/tq.md; docs/planner.md): text →
+//! compile → plan → one SQL statement → rows → text.
+//!
+//! Read plans run on a NEW read-only connection (`Store::reader`, defence in
+//! depth) under SQLite's progress handler for the time limit. Write plans
+//! run inside one `Store::write_with` transaction under a watchdog that
+//! interrupts the connection at the limit (the store's connection is shared,
+//! so its progress handler is not ours to set); either way an interrupted
+//! query changes nothing.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use rusqlite::Connection;
+use serde::Serialize;
+
+use super::ast::{Query, Surface};
+use super::diagnostic::{DiagKind, Diagnostic};
+use super::exec::{self, ExecError};
+use super::front;
+use super::mutate::{self, WriteError};
+use super::plan::{self, Catalog, Plan};
+use super::render::{Output, render};
+use super::sql::{self, Statement};
+use crate::session::Session;
+use crate::store::{Store, StoreError};
+
+/// Default time limit of one query (spec/tq.md; issue 4).
+pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(10);
+
+/// The query engine. `time_limit` bounds each query's execution (default 10 s).
+#[derive(Debug, Clone)]
+pub struct Engine {
+    /// How long one query may run before it is interrupted with
+    /// `Query error: the query ran past its N s limit.`
+    pub time_limit: Duration,
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine::new()
+    }
+}
+
+/// A compiled and planned query, ready to execute.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// The typed query.
+    pub query: Query,
+    /// Its plan for the surface it was prepared on.
+    pub plan: Plan,
+}
+
+/// `explain` output: for each statement the query runs (one for a read
+/// query; one per mutation segment plus the final one for a write query),
+/// its SQL, parameters and SQLite's `EXPLAIN QUERY PLAN` rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Explain {
+    /// The statements, in execution order.
+    pub statements: Vec<ExplainedStatement>,
+}
+
+/// One explained statement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExplainedStatement {
+    /// The SQL text.
+    pub sql: String,
+    /// The bound parameters, rendered (`?N` is the N-th).
+    pub params: Vec<String>,
+    /// `EXPLAIN QUERY PLAN` rows, indented by depth (`  ` per level).
+    pub plan: Vec<String>,
+}
+
+fn seconds_text(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{}", d.as_secs())
+    } else {
+        let t = format!("{s:.3}");
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// An SQLite failure that is not the user's fault: logged to stderr, shown
+/// as `The query could not be executed.`
+pub fn execution_failure(detail: impl std::fmt::Display) -> Diagnostic {
+    eprintln!("cairn: query execution failed: {detail}");
+    Diagnostic {
+        kind: DiagKind::Execution,
+        message: detail.to_string(),
+        span: None,
+        help: None,
+    }
+}
+
+impl Engine {
+    /// An engine with the default 10 s time limit.
+    pub fn new() -> Engine {
+        Engine {
+            time_limit: DEFAULT_TIME_LIMIT,
+        }
+    }
+
+    /// The time-limit diagnostic: `the query ran past its N s limit.`
+    pub fn limit_error(&self) -> Diagnostic {
+        Diagnostic::query(
+            format!(
+                "the query ran past its {} s limit.",
+                seconds_text(self.time_limit)
+            ),
+            None,
+        )
+    }
+
+    fn exec_diag(&self, e: ExecError) -> Diagnostic {
+        match e {
+            ExecError::Query(d) => d,
+            ExecError::Interrupted => self.limit_error(),
+            ExecError::Sqlite(e) => execution_failure(e),
+        }
+    }
+
+    fn write_diag(&self, e: WriteError) -> Diagnostic {
+        match e {
+            WriteError::Exec(e) => self.exec_diag(e),
+            WriteError::Store(StoreError::Sqlite(e)) => self.exec_diag(exec::classify(e)),
+            WriteError::Store(e) => execution_failure(e),
+        }
+    }
+
+    /// Compiles and runs `text` on `surface`; `Ok` is the text of §4.
+    /// Errors: the diagnostic (parse, query, or execution).
+    pub fn run(
+        &self,
+        store: &Store,
+        session: &Session,
+        text: &str,
+        surface: Surface,
+    ) -> Result<String, Diagnostic> {
+        self.run_value(store, session, text, surface)
+            .map(|o| render(&o))
+    }
+
+    /// Compiles and runs `text` on `surface`; the structured result.
+    pub fn run_value(
+        &self,
+        store: &Store,
+        session: &Session,
+        text: &str,
+        surface: Surface,
+    ) -> Result<Output, Diagnostic> {
+        let mut conn = store.reader().map_err(execution_failure)?;
+        let prepared = self.prepare(&conn, session, text, surface)?;
+        if prepared.plan.writes() {
+            drop(conn);
+            self.execute_write(store, session, &prepared.plan)
+        } else {
+            self.execute_read(&mut conn, &prepared)
+        }
+    }
+
+    /// Reads the catalog (ONE statement: metadata keys and user views) on
+    /// `conn`, compiles `text` and plans it for `surface`.
+    pub fn prepare(
+        &self,
+        conn: &Connection,
+        session: &Session,
+        text: &str,
+        surface: Surface,
+    ) -> Result<Prepared, Diagnostic> {
+        let (meta_keys, user_views) = exec::read_catalog(conn).map_err(execution_failure)?;
+        let query = front::compile(text, &meta_keys)?;
+        let cat = Catalog {
+            user_views,
+            meta_keys,
+            current: session.current.clone(),
+        };
+        let plan = plan::plan(&query, surface, &cat)?;
+        Ok(Prepared { query, plan })
+    }
+
+    /// Runs a prepared read plan on `conn` (a read-only connection) as ONE
+    /// statement, under the time limit.
+    pub fn execute_read(
+        &self,
+        conn: &mut Connection,
+        prepared: &Prepared,
+    ) -> Result<Output, Diagnostic> {
+        exec::register_functions(conn).map_err(execution_failure)?;
+        let deadline = Instant::now() + self.time_limit;
+        conn.progress_handler(1000, Some(move || Instant::now() >= deadline))
+            .map_err(execution_failure)?;
+        let out = exec::run_read(conn, &prepared.plan);
+        let _ = conn.progress_handler(0, None::<fn() -> bool>);
+        out.map_err(|e| self.exec_diag(e))
+    }
+
+    /// Runs a write plan in ONE store transaction: all its events or none.
+    pub fn execute_write(
+        &self,
+        store: &Store,
+        session: &Session,
+        plan: &Plan,
+    ) -> Result<Output, Diagnostic> {
+        let ts = crate::store::now();
+        let limit = self.time_limit;
+        let out = store.write_with(|tx| -> Result<Output, WriteError> {
+            exec::register_functions(tx.conn()).map_err(ExecError::from)?;
+            let handle = tx.conn().get_interrupt_handle();
+            let (stop, stopped) = mpsc::channel::<()>();
+            let watchdog = std::thread::spawn(move || {
+                if let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(limit) {
+                    handle.interrupt();
+                }
+            });
+            let out = mutate::run_write(tx, plan, session, ts);
+            let _ = stop.send(());
+            let _ = watchdog.join();
+            out
+        });
+        out.map_err(|e| self.write_diag(e))
+    }
+
+    /// The statements `text` compiles to on `surface`, with their
+    /// parameters and `EXPLAIN QUERY PLAN` rows (nothing is executed).
+    pub fn explain(
+        &self,
+        store: &Store,
+        session: &Session,
+        text: &str,
+        surface: Surface,
+    ) -> Result<Explain, Diagnostic> {
+        let conn = store.reader().map_err(execution_failure)?;
+        let prepared = self.prepare(&conn, session, text, surface)?;
+        exec::register_functions(&conn).map_err(execution_failure)?;
+        let statements = if prepared.plan.writes() {
+            mutate::statements(&prepared.plan)
+        } else {
+            vec![exec::read_statement(&prepared.plan)]
+        };
+        let mut out = Vec::new();
+        for st in statements {
+            let plan = query_plan(&conn, &st).map_err(execution_failure)?;
+            out.push(ExplainedStatement {
+                params: st.params.iter().map(|p| p.to_string()).collect(),
+                sql: st.sql,
+                plan,
+            });
+        }
+        Ok(Explain { statements: out })
+    }
+}
+
+/// `EXPLAIN QUERY PLAN` rows of `st` on `conn`, indented two spaces per level.
+pub fn query_plan(conn: &Connection, st: &Statement) -> rusqlite::Result<Vec<String>> {
+    let eqp = sql::explain_query_plan(st);
+    let mut stmt = conn.prepare(&eqp.sql)?;
+    let mut rows = stmt.query(rusqlite::params_from_iter(eqp.params.iter()))?;
+    let mut depth: Vec<(i64, usize)> = Vec::new();
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        let parent: i64 = r.get(1)?;
+        let detail: String = r.get(3)?;
+        let level = depth
+            .iter()
+            .find(|(i, _)| *i == parent)
+            .map(|(_, l)| l + 1)
+            .unwrap_or(0);
+        depth.push((id, level));
+        out.push(format!("{}{detail}", "  ".repeat(level)));
+    }
+    Ok(out)
+}

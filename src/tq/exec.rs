@@ -1,0 +1,235 @@
+//! Running lowered statements on a connection and reading their rows into
+//! [`Output`] (spec/tq.md §4). Read-side only; the write path is in
+//! `mutate.rs`.
+
+use std::collections::BTreeMap;
+
+use rusqlite::functions::FunctionFlags;
+use rusqlite::types::{ToSqlOutput, ValueRef};
+use rusqlite::{Connection, ToSql};
+
+use super::ast::FieldType;
+use super::diagnostic::Diagnostic;
+use super::plan::{Pipeline, Plan, Shaper};
+use super::registry;
+use super::render::{Cell, Output, ProjRow, TaskRow, group};
+use super::sql::{self, MISSING_CURRENT_FN, Param, Start, Statement, Tail};
+
+/// Marks an error raised by our own SQL function, carrying a query error text.
+const QUERY_ERROR_MARK: &str = "tq-query-error: ";
+
+impl ToSql for Param {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            Param::Int(i) => ToSqlOutput::from(*i),
+            Param::Real(r) => ToSqlOutput::from(*r),
+            Param::Text(s) => ToSqlOutput::from(s.as_str()),
+        })
+    }
+}
+
+/// Fragments of SQLite's messages for its size limits (expression depth,
+/// subquery nesting, compound terms, parameters).
+const TOO_COMPLEX: &[&str] = &["too large", "too deep", "too many"];
+
+/// Why a statement failed: our own query error (raised inside SQL), an
+/// interrupt (the time limit), or any other SQLite failure.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// A diagnostic to show the user.
+    #[error("{}", .0.message)]
+    Query(Diagnostic),
+    /// The statement was interrupted (time limit).
+    #[error("interrupted")]
+    Interrupted,
+    /// Any other SQLite failure (not the user's fault).
+    #[error(transparent)]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// Sorts a rusqlite error into [`ExecError`].
+pub fn classify(e: rusqlite::Error) -> ExecError {
+    if let rusqlite::Error::SqliteFailure(f, msg) = &e {
+        if f.code == rusqlite::ErrorCode::OperationInterrupted {
+            return ExecError::Interrupted;
+        }
+        if let Some(m) = msg {
+            if let Some(text) = m.strip_prefix(QUERY_ERROR_MARK) {
+                return ExecError::Query(Diagnostic::query(text.to_string(), None));
+            }
+            // SQLite's size limits are the query's shape, not a failure.
+            if TOO_COMPLEX.iter().any(|p| m.contains(p)) {
+                return ExecError::Query(Diagnostic::query(
+                    format!(
+                        "the query is too complex to run ({m}); split it into smaller queries."
+                    ),
+                    None,
+                ));
+            }
+        }
+    }
+    ExecError::Sqlite(e)
+}
+
+/// Registers the SQL functions the lowered statements call (the missing
+/// current task error) on `conn`.
+pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
+    conn.create_scalar_function(MISSING_CURRENT_FN, 1, FunctionFlags::SQLITE_UTF8, |ctx| {
+        let slug: String = ctx.get(0)?;
+        Err::<i64, _>(rusqlite::Error::UserFunctionError(
+            format!("{QUERY_ERROR_MARK}The current task {slug} is not in the store.").into(),
+        ))
+    })
+}
+
+/// The planner's catalog read in ONE statement: live metadata keys (sorted)
+/// and user views (name → text).
+pub fn read_catalog(
+    conn: &Connection,
+) -> rusqlite::Result<(Vec<String>, BTreeMap<String, String>)> {
+    let st = sql::catalog();
+    let mut stmt = conn.prepare(&st.sql)?;
+    let mut rows = stmt.query([])?;
+    let mut keys = Vec::new();
+    let mut views = BTreeMap::new();
+    while let Some(r) = rows.next()? {
+        let tag: String = r.get(0)?;
+        let name: String = r.get(1)?;
+        if tag == "k" {
+            keys.push(name);
+        } else {
+            let q: String = r.get(2)?;
+            views.insert(name, q);
+        }
+    }
+    keys.sort();
+    Ok((keys, views))
+}
+
+/// The final shape of a pipeline as a [`Tail`].
+pub fn tail_of(p: &Pipeline) -> Tail<'_> {
+    match &p.shaper {
+        None => Tail::Tasks {
+            enriched: p.enriched,
+        },
+        Some(Shaper::Ids) => Tail::Ids,
+        Some(Shaper::Count) => Tail::Count,
+        Some(Shaper::Select(fs)) => Tail::Select(fs),
+        Some(Shaper::GroupBy(f)) => Tail::GroupBy(f),
+    }
+}
+
+/// The one statement of a read plan.
+pub fn read_statement(plan: &Plan) -> Statement {
+    sql::lower(
+        &plan.main,
+        &plan.main.steps,
+        &Start::Source,
+        &tail_of(&plan.main),
+        plan.reflect,
+    )
+}
+
+/// Runs the one statement of a read-only plan on `conn`.
+pub fn run_read(conn: &Connection, plan: &Plan) -> Result<Output, ExecError> {
+    fetch(conn, &read_statement(plan), &plan.main)
+}
+
+fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
+    let meta: Option<String> = r.get(5)?;
+    let meta = match meta {
+        Some(j) => serde_json::from_str::<Vec<(String, String)>>(&j).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    Ok(TaskRow {
+        slug: r.get(0)?,
+        display: r.get(1)?,
+        status: r.get(2)?,
+        obs: r.get(3)?,
+        edges: r.get(4)?,
+        meta,
+    })
+}
+
+fn cell(v: ValueRef<'_>, ty: FieldType) -> Cell {
+    match v {
+        ValueRef::Null => Cell::Null,
+        ValueRef::Integer(i) if ty == FieldType::Timestamp => Cell::Ts(i),
+        ValueRef::Integer(i) => Cell::Int(i),
+        ValueRef::Real(f) => Cell::Real(f),
+        ValueRef::Text(t) | ValueRef::Blob(t) => {
+            Cell::Text(String::from_utf8_lossy(t).into_owned())
+        }
+    }
+}
+
+fn key_text(v: ValueRef<'_>, ty: FieldType) -> Option<String> {
+    match cell(v, ty) {
+        Cell::Null => None,
+        c => Some(c.text()),
+    }
+}
+
+/// Runs `st` and reads its rows as `p`'s final shape.
+pub fn fetch(conn: &Connection, st: &Statement, p: &Pipeline) -> Result<Output, ExecError> {
+    let inner = || -> rusqlite::Result<Output> {
+        let mut stmt = conn.prepare(&st.sql)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(st.params.iter()))?;
+        Ok(match &p.shaper {
+            None => {
+                let mut tasks = Vec::new();
+                while let Some(r) = rows.next()? {
+                    tasks.push(task_row(r)?);
+                }
+                Output::Tasks {
+                    tasks,
+                    enriched: p.enriched,
+                }
+            }
+            Some(Shaper::Ids) => {
+                let mut ids = Vec::new();
+                while let Some(r) = rows.next()? {
+                    ids.push(r.get(0)?);
+                }
+                Output::Ids { ids }
+            }
+            Some(Shaper::Count) => {
+                let count = match rows.next()? {
+                    Some(r) => r.get(0)?,
+                    None => 0,
+                };
+                Output::Count { count }
+            }
+            Some(Shaper::Select(fields)) => {
+                let types: Vec<FieldType> = fields.iter().map(registry::field_type).collect();
+                let mut out = Vec::new();
+                while let Some(r) = rows.next()? {
+                    let mut cells = Vec::new();
+                    for (i, ty) in types.iter().enumerate() {
+                        cells.push(cell(r.get_ref(i + 1)?, *ty));
+                    }
+                    out.push(ProjRow {
+                        slug: r.get(0)?,
+                        cells,
+                    });
+                }
+                Output::Projection {
+                    fields: fields.iter().map(registry::field_name).collect(),
+                    rows: out,
+                }
+            }
+            Some(Shaper::GroupBy(f)) => {
+                let ty = registry::field_type(f);
+                let mut pairs = Vec::new();
+                while let Some(r) = rows.next()? {
+                    pairs.push((task_row(r)?, key_text(r.get_ref(6)?, ty)));
+                }
+                Output::Groups {
+                    field: registry::field_name(f),
+                    groups: group(pairs),
+                }
+            }
+        })
+    };
+    inner().map_err(classify)
+}

@@ -1,0 +1,270 @@
+//! The write path of a query (spec/tq.md §3, §5): write forms and mutation
+//! steps, all inside ONE store transaction (`Store::write_with`).
+//!
+//! The pipeline is split at its mutation steps. Each segment's target set is
+//! selected by one lowered statement on the transaction's connection; the
+//! events for every target that actually changes are appended at once (and
+//! folded, so the next segment sees them); the segment's set is carried to
+//! the next one as a bound JSON parameter. The final segment renders from the
+//! projection inside the same transaction, so tasks carry their new values.
+//! Any error rolls the whole transaction back: nothing is recorded.
+
+use std::collections::HashSet;
+
+use rusqlite::Connection;
+
+use super::diagnostic::Diagnostic;
+use super::exec::{self, ExecError, classify};
+use super::plan::{Mutation, PStep, Plan, WriteForm};
+use super::render::Output;
+use super::sql::{self, Start, Statement, Tail};
+use crate::session::Session;
+use crate::store::{NewEvent, StoreError, WriteTx};
+
+/// Why the write path failed; converts from the store's error so it can be
+/// the error type of `Store::write_with`.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// A statement failed (query error, interrupt or SQLite failure).
+    #[error(transparent)]
+    Exec(#[from] ExecError),
+    /// The store refused or failed the append.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Stamps the events of one query. The log ignores an event whose content
+/// key (subject, type, ts, session, data) is already present, so a query that
+/// records the same event twice (`(:set-status! "open") (:set-status!
+/// "active") (:set-status! "open")`) would lose the repeat; the stamper moves
+/// such a repeat (and everything after it) one second later, keeping the
+/// query's events in order under last-writer-wins.
+struct Stamper {
+    ts: i64,
+    seen: HashSet<(String, i64)>,
+}
+
+impl Stamper {
+    fn stamp(&mut self, mut e: NewEvent) -> NewEvent {
+        let key = format!("{}\u{0}{}\u{0}{}", e.task_id, e.event_type, e.data);
+        while !self.seen.insert((key.clone(), self.ts)) {
+            self.ts += 1;
+        }
+        e.ts = self.ts;
+        e
+    }
+
+    fn stamp_all(&mut self, events: Vec<NewEvent>) -> Vec<NewEvent> {
+        events.into_iter().map(|e| self.stamp(e)).collect()
+    }
+}
+
+/// One row of a `Tail::Targets` statement.
+#[derive(Debug, Clone)]
+struct Target {
+    id: i64,
+    ord: i64,
+    live: bool,
+    slug: Option<String>,
+    current: rusqlite::types::Value,
+}
+
+fn read_targets(conn: &Connection, st: &Statement) -> Result<Vec<Target>, ExecError> {
+    let run = || -> rusqlite::Result<Vec<Target>> {
+        let mut stmt = conn.prepare(&st.sql)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(st.params.iter()))?;
+        let mut out = Vec::new();
+        while let Some(r) = rows.next()? {
+            out.push(Target {
+                id: r.get(0)?,
+                ord: r.get(1)?,
+                live: r.get::<_, Option<bool>>(2)?.unwrap_or(false),
+                slug: r.get(3)?,
+                current: r.get(4)?,
+            });
+        }
+        Ok(out)
+    };
+    run().map_err(classify)
+}
+
+fn scalar_i64(conn: &Connection, st: &Statement) -> Result<Option<i64>, ExecError> {
+    let run = || -> rusqlite::Result<Option<i64>> {
+        let mut stmt = conn.prepare(&st.sql)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(st.params.iter()))?;
+        match rows.next()? {
+            Some(r) => r.get(0),
+            None => Ok(None),
+        }
+    };
+    run().map_err(classify)
+}
+
+fn text_of(v: &rusqlite::types::Value) -> Option<&str> {
+    match v {
+        rusqlite::types::Value::Text(s) => Some(s.as_str()),
+        _ => None,
+    }
+}
+
+fn truthy(v: &rusqlite::types::Value) -> bool {
+    matches!(v, rusqlite::types::Value::Integer(i) if *i != 0)
+}
+
+/// The events `m` records over `targets`: only for live tasks whose value
+/// actually changes (status or metadata value differs, edge absent for
+/// link!/present for unlink!, task not the link target itself).
+///
+/// Errors: `No task TARGET.` when a link!/unlink! target does not exist.
+fn events_for(
+    conn: &Connection,
+    m: &Mutation,
+    targets: &[Target],
+    session: &str,
+    ts: i64,
+) -> Result<Vec<NewEvent>, ExecError> {
+    let mut out = Vec::new();
+    if let Mutation::Link { target, .. } | Mutation::Unlink { target, .. } = m
+        && scalar_i64(conn, &sql::task_id(target))?.is_none()
+    {
+        return Err(ExecError::Query(Diagnostic::query(
+            format!("No task {target}."),
+            None,
+        )));
+    }
+    for t in targets.iter().filter(|t| t.live) {
+        let Some(slug) = t.slug.as_deref() else {
+            continue;
+        };
+        match m {
+            Mutation::SetStatus(s) => {
+                if text_of(&t.current) != Some(s.as_str()) {
+                    out.push(NewEvent::update_status(session, ts, slug, *s));
+                }
+            }
+            Mutation::SetMeta { key, value } => {
+                if text_of(&t.current) != Some(value.as_str()) {
+                    out.push(NewEvent::set_metadata(session, ts, slug, key, value));
+                }
+            }
+            Mutation::Link { edge, target } => {
+                if slug != target && !truthy(&t.current) {
+                    out.push(NewEvent::link(session, ts, slug, target, *edge));
+                }
+            }
+            Mutation::Unlink { edge, target } => {
+                if slug != target && truthy(&t.current) {
+                    out.push(NewEvent::sever(session, ts, slug, target, *edge));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The lowered statements of a write plan's segments, for `explain`: each
+/// mutation's target selection, then the final shape. Segments after the
+/// first start from the carried set, shown here as the empty JSON array.
+pub fn statements(plan: &Plan) -> Vec<Statement> {
+    let steps = &plan.main.steps;
+    let mut out = Vec::new();
+    let mut start = Start::Source;
+    let mut from = 0;
+    for (i, s) in steps.iter().enumerate() {
+        if let PStep::Mutate(m) = s {
+            out.push(sql::lower(
+                &plan.main,
+                &steps[from..i],
+                &start,
+                &Tail::Targets(m),
+                plan.reflect,
+            ));
+            start = Start::Carried("[]".to_string());
+            from = i + 1;
+        }
+    }
+    out.push(sql::lower(
+        &plan.main,
+        &steps[from..],
+        &start,
+        &exec::tail_of(&plan.main),
+        plan.reflect,
+    ));
+    out
+}
+
+/// Runs a write plan inside `tx`: the write form first, then each segment.
+/// `ts` (Unix seconds) stamps every event; `session.id` signs them.
+pub fn run_write(
+    tx: &mut WriteTx<'_>,
+    plan: &Plan,
+    session: &Session,
+    ts: i64,
+) -> Result<Output, WriteError> {
+    let sid = session.id.as_str();
+    let mut stamper = Stamper {
+        ts,
+        seen: HashSet::new(),
+    };
+    match &plan.write_form {
+        Some(WriteForm::Define { name, text }) => {
+            let existing = user_view(tx.conn(), name)?;
+            if existing.as_deref() != Some(text.as_str()) {
+                tx.append(&[NewEvent::view_define(sid, ts, name, text)])?;
+            }
+        }
+        Some(WriteForm::Undefine { name }) => {
+            let exists = user_view(tx.conn(), name)?.is_some();
+            let events = if exists {
+                vec![NewEvent::view_undefine(sid, ts, name)]
+            } else {
+                Vec::new()
+            };
+            tx.append(&events)?;
+        }
+        None => {}
+    }
+    let steps = &plan.main.steps;
+    let mut start = Start::Source;
+    let mut from = 0;
+    for (i, s) in steps.iter().enumerate() {
+        if let PStep::Mutate(m) = s {
+            let st = sql::lower(
+                &plan.main,
+                &steps[from..i],
+                &start,
+                &Tail::Targets(m),
+                plan.reflect,
+            );
+            let targets = read_targets(tx.conn(), &st)?;
+            let events = stamper.stamp_all(events_for(tx.conn(), m, &targets, sid, ts)?);
+            if !events.is_empty() {
+                tx.append(&events)?;
+            }
+            let carried: Vec<[i64; 2]> = targets.iter().map(|t| [t.id, t.ord]).collect();
+            start = Start::Carried(serde_json::to_string(&carried).unwrap_or_default());
+            from = i + 1;
+        }
+    }
+    let st = sql::lower(
+        &plan.main,
+        &steps[from..],
+        &start,
+        &exec::tail_of(&plan.main),
+        plan.reflect,
+    );
+    Ok(exec::fetch(tx.conn(), &st, &plan.main)?)
+}
+
+fn user_view(conn: &Connection, name: &str) -> Result<Option<String>, ExecError> {
+    let st = sql::user_view_text(name);
+    let run = || -> rusqlite::Result<Option<String>> {
+        let mut stmt = conn.prepare(&st.sql)?;
+        let mut rows = stmt.query(rusqlite::params_from_iter(st.params.iter()))?;
+        match rows.next()? {
+            Some(r) => r.get(0),
+            None => Ok(None),
+        }
+    };
+    run().map_err(classify)
+}

@@ -1,0 +1,353 @@
+//! Query results and their text (spec/tq.md §4): task lines, ids, counts,
+//! projections and groups, pluralisation, `∅`, timestamps as
+//! `SECONDS (YYYY-MM-DD)`, and the 16,000-character ceiling.
+
+use serde::Serialize;
+
+/// The ceiling, in characters, of a node-set or projection text (§4).
+pub const TEXT_BUDGET: usize = 16_000;
+
+/// What a query yields, before rendering (JSON-friendly).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Output {
+    /// A task set, in pipeline order.
+    Tasks {
+        /// The tasks.
+        tasks: Vec<TaskRow>,
+        /// Lines carry `obs=`/`edges=` and metadata lines.
+        enriched: bool,
+    },
+    /// `(:ids)`: slugs in pipeline order.
+    Ids {
+        /// The slugs.
+        ids: Vec<String>,
+    },
+    /// `(:count)`.
+    Count {
+        /// The cardinality.
+        count: i64,
+    },
+    /// `(:select FIELD...)`.
+    Projection {
+        /// Field names (no colon), in the order selected.
+        fields: Vec<String>,
+        /// One row per task, each with one cell per field.
+        rows: Vec<ProjRow>,
+    },
+    /// `(:group-by FIELD)`: groups largest first, ties by key.
+    Groups {
+        /// The grouping field's name.
+        field: String,
+        /// The groups.
+        groups: Vec<Group>,
+    },
+}
+
+/// One task line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TaskRow {
+    /// The slug (a reflection row's name).
+    pub slug: String,
+    /// `:display-name` (metadata `display-name`, else the slug).
+    pub display: String,
+    /// The status; `None` for reflection rows.
+    pub status: Option<String>,
+    /// Observation count, when enriched.
+    pub obs: Option<i64>,
+    /// Edge count, when enriched.
+    pub edges: Option<i64>,
+    /// Metadata `(key, value)` sorted by key, when enriched.
+    pub meta: Vec<(String, String)>,
+}
+
+/// One projection row.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProjRow {
+    /// The slug.
+    pub slug: String,
+    /// One cell per selected field.
+    pub cells: Vec<Cell>,
+}
+
+/// A projected value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", content = "value", rename_all = "snake_case")]
+pub enum Cell {
+    /// Absent (`∅`).
+    Null,
+    /// Text.
+    Text(String),
+    /// A number.
+    Int(i64),
+    /// A timestamp, Unix seconds (rendered `SECONDS (YYYY-MM-DD)`).
+    Ts(i64),
+    /// A real number.
+    Real(f64),
+}
+
+/// One group of `(:group-by FIELD)`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Group {
+    /// The key text (`none` for tasks with no value).
+    pub key: String,
+    /// Its tasks, in pipeline order.
+    pub tasks: Vec<TaskRow>,
+}
+
+/// `1 task` / `N tasks` (also `group`).
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// `SECONDS (YYYY-MM-DD)`, the UTC day of Unix seconds `ts`.
+pub fn ts_text(ts: i64) -> String {
+    match time::OffsetDateTime::from_unix_timestamp(ts) {
+        Ok(t) => {
+            let d = t.date();
+            format!(
+                "{ts} ({:04}-{:02}-{:02})",
+                d.year(),
+                u8::from(d.month()),
+                d.day()
+            )
+        }
+        Err(_) => ts.to_string(),
+    }
+}
+
+impl Cell {
+    /// The cell as projection text (`∅` when absent).
+    pub fn text(&self) -> String {
+        match self {
+            Cell::Null => "∅".to_string(),
+            Cell::Text(s) => s.clone(),
+            Cell::Int(i) => i.to_string(),
+            Cell::Ts(t) => ts_text(*t),
+            Cell::Real(r) => r.to_string(),
+        }
+    }
+}
+
+/// A task line `- SLUG [DISPLAY] (STATUS) obs=N edges=N`, then (enriched)
+/// `    key: value` lines.
+pub fn task_lines(t: &TaskRow, enriched: bool) -> String {
+    let mut s = format!("- {}", t.slug);
+    if t.display != t.slug {
+        s.push_str(&format!(" [{}]", t.display));
+    }
+    if let Some(st) = &t.status {
+        s.push_str(&format!(" ({st})"));
+    }
+    if enriched {
+        s.push_str(&format!(
+            " obs={} edges={}",
+            t.obs.unwrap_or(0),
+            t.edges.unwrap_or(0)
+        ));
+        for (k, v) in &t.meta {
+            s.push_str(&format!("\n    {k}: {v}"));
+        }
+    }
+    s
+}
+
+/// Header + entries, stopped at the last whole entry within
+/// [`TEXT_BUDGET`] characters, then the continuation line.
+fn budgeted(entries: &[String]) -> String {
+    let n = entries.len();
+    let mut out = format!("{}:", plural(n, "task"));
+    let mut used = out.chars().count();
+    for (k, e) in entries.iter().enumerate() {
+        let len = 1 + e.chars().count();
+        if used + len > TEXT_BUDGET {
+            out.push_str(&format!(
+                "\n… truncated: showing {k} of {n} tasks; narrow the query or add (:take {k})."
+            ));
+            return out;
+        }
+        out.push('\n');
+        out.push_str(e);
+        used += len;
+    }
+    out
+}
+
+/// Renders `o` as the text of §4.
+pub fn render(o: &Output) -> String {
+    const EMPTY: &str = "No matching tasks.";
+    match o {
+        Output::Tasks { tasks, enriched } => {
+            if tasks.is_empty() {
+                return EMPTY.into();
+            }
+            let lines: Vec<String> = tasks.iter().map(|t| task_lines(t, *enriched)).collect();
+            budgeted(&lines)
+        }
+        Output::Ids { ids } => {
+            if ids.is_empty() {
+                return EMPTY.into();
+            }
+            let lines: Vec<String> = ids.iter().map(|s| format!("- {s}")).collect();
+            budgeted(&lines)
+        }
+        Output::Count { count } => count.to_string(),
+        Output::Projection { fields, rows } => {
+            if rows.is_empty() {
+                return EMPTY.into();
+            }
+            let lines: Vec<String> = rows
+                .iter()
+                .map(|r| {
+                    let mut s = format!("- {}", r.slug);
+                    for (f, c) in fields.iter().zip(&r.cells) {
+                        s.push_str(&format!("  {f}={}", c.text()));
+                    }
+                    s
+                })
+                .collect();
+            budgeted(&lines)
+        }
+        Output::Groups { groups, .. } => {
+            if groups.is_empty() {
+                return EMPTY.into();
+            }
+            let mut out = format!("{}:", plural(groups.len(), "group"));
+            for g in groups {
+                out.push_str(&format!("\n\n## {} ({})", g.key, g.tasks.len()));
+                for t in &g.tasks {
+                    out.push('\n');
+                    out.push_str(&task_lines(t, false));
+                }
+            }
+            out
+        }
+    }
+}
+
+/// Buckets `(row, key)` pairs into groups: absent keys under `none`, groups
+/// largest first, ties by key; tasks keep their order.
+pub fn group(rows: Vec<(TaskRow, Option<String>)>) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    for (row, key) in rows {
+        let key = key.unwrap_or_else(|| "none".to_string());
+        match groups.iter_mut().find(|g| g.key == key) {
+            Some(g) => g.tasks.push(row),
+            None => groups.push(Group {
+                key,
+                tasks: vec![row],
+            }),
+        }
+    }
+    groups.sort_by(|a, b| b.tasks.len().cmp(&a.tasks.len()).then(a.key.cmp(&b.key)));
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(slug: &str, status: &str) -> TaskRow {
+        TaskRow {
+            slug: slug.into(),
+            display: slug.into(),
+            status: Some(status.into()),
+            obs: None,
+            edges: None,
+            meta: vec![],
+        }
+    }
+
+    #[test]
+    fn task_set_pluralises_and_shows_display() {
+        let mut a = row("a", "active");
+        a.display = "Alpha".into();
+        let o = Output::Tasks {
+            tasks: vec![a],
+            enriched: false,
+        };
+        assert_eq!(render(&o), "1 task:\n- a [Alpha] (active)");
+        let o = Output::Tasks {
+            tasks: vec![row("a", "active"), row("b", "open")],
+            enriched: false,
+        };
+        assert_eq!(render(&o), "2 tasks:\n- a (active)\n- b (open)");
+    }
+
+    #[test]
+    fn enriched_lines_carry_counts_and_metadata() {
+        let mut a = row("a", "active");
+        a.obs = Some(2);
+        a.edges = Some(1);
+        a.meta = vec![("objective".into(), "ship it".into())];
+        let o = Output::Tasks {
+            tasks: vec![a],
+            enriched: true,
+        };
+        assert_eq!(
+            render(&o),
+            "1 task:\n- a (active) obs=2 edges=1\n    objective: ship it"
+        );
+    }
+
+    #[test]
+    fn empty_results_and_count() {
+        assert_eq!(render(&Output::Ids { ids: vec![] }), "No matching tasks.");
+        assert_eq!(render(&Output::Count { count: 2 }), "2");
+    }
+
+    #[test]
+    fn projection_shows_null_and_dates() {
+        let o = Output::Projection {
+            fields: vec!["parent".into(), "updated-ts".into()],
+            rows: vec![ProjRow {
+                slug: "a".into(),
+                cells: vec![Cell::Null, Cell::Ts(1_764_460_800)],
+            }],
+        };
+        assert_eq!(
+            render(&o),
+            "1 task:\n- a  parent=∅  updated-ts=1764460800 (2025-11-30)"
+        );
+    }
+
+    #[test]
+    fn groups_largest_first_ties_by_key() {
+        let g = group(vec![
+            (row("a", "open"), Some("open".into())),
+            (row("b", "active"), Some("active".into())),
+            (row("c", "x"), None),
+            (row("d", "active"), Some("active".into())),
+        ]);
+        let o = Output::Groups {
+            field: "status".into(),
+            groups: g,
+        };
+        assert_eq!(
+            render(&o),
+            "3 groups:\n\n## active (2)\n- b (active)\n- d (active)\n\n## none (1)\n- c (x)\n\n## open (1)\n- a (open)"
+        );
+    }
+
+    #[test]
+    fn truncates_at_budget_with_continuation() {
+        let ids: Vec<String> = (0..2000).map(|i| format!("task-{i:05}")).collect();
+        let text = render(&Output::Ids { ids });
+        // header "2000 tasks:" is 11 chars; each line "\n- task-00000" is 13.
+        let shown = (TEXT_BUDGET - 11) / 13;
+        let last = text.lines().last().unwrap_or_default().to_string();
+        assert_eq!(
+            last,
+            format!(
+                "… truncated: showing {shown} of 2000 tasks; narrow the query or add (:take {shown})."
+            )
+        );
+        assert_eq!(text.lines().count(), shown + 2);
+        let body: String = text.lines().take(shown + 1).collect::<Vec<_>>().join("\n");
+        assert!(body.chars().count() <= TEXT_BUDGET);
+    }
+}

@@ -1,0 +1,164 @@
+//! Shared fixture for the planner's integration tests: a fresh store in a
+//! temporary directory, seeded through the store's one write boundary.
+
+#![allow(dead_code)]
+
+pub mod queries;
+
+use cairn::session::Session;
+use cairn::store::{EdgeType, NewEvent, Status, Store};
+use cairn::tq::Surface;
+use cairn::tq::engine::Engine;
+
+/// A store, a session and an engine.
+pub struct Fx {
+    pub dir: tempfile::TempDir,
+    pub store: Store,
+    pub session: Session,
+    pub engine: Engine,
+    pub ts: i64,
+}
+
+/// Slugs in fixtures are `2026-01-01-<name>`.
+pub fn s(name: &str) -> String {
+    format!("2026-01-01-{name}")
+}
+
+impl Fx {
+    pub fn new() -> Fx {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("cairn.db")).unwrap();
+        Fx {
+            dir,
+            store,
+            session: Session::new(),
+            engine: Engine::new(),
+            ts: 1_767_225_600, // 2026-01-01
+        }
+    }
+
+    fn tick(&mut self) -> i64 {
+        self.ts += 1;
+        self.ts
+    }
+
+    pub fn write(&mut self, events: Vec<NewEvent>) {
+        self.store.write(&events).unwrap();
+    }
+
+    /// Creates `2026-01-01-<name>` (active).
+    pub fn create(&mut self, name: &str) -> String {
+        let ts = self.tick();
+        let slug = s(name);
+        let e = NewEvent::task_create(&self.session.id, ts, &slug, None, None);
+        self.write(vec![e]);
+        slug
+    }
+
+    /// Creates a task with a description.
+    pub fn create_described(&mut self, name: &str, description: &str) -> String {
+        let ts = self.tick();
+        let slug = s(name);
+        let e = NewEvent::task_create(&self.session.id, ts, &slug, Some(description), None);
+        self.write(vec![e]);
+        slug
+    }
+
+    /// Creates `child` as a phase-of fork of `parent`.
+    pub fn fork(&mut self, parent: &str, child: &str) -> String {
+        let c = self.create(child);
+        let ts = self.tick();
+        let e = NewEvent::fork(&self.session.id, ts, &s(parent), &c, EdgeType::PhaseOf);
+        self.write(vec![e]);
+        c
+    }
+
+    pub fn link(&mut self, from: &str, to: &str, edge: EdgeType) {
+        let ts = self.tick();
+        let e = NewEvent::link(&self.session.id, ts, &s(from), &s(to), edge);
+        self.write(vec![e]);
+    }
+
+    pub fn status(&mut self, name: &str, st: Status) {
+        let ts = self.tick();
+        let e = NewEvent::update_status(&self.session.id, ts, &s(name), st);
+        self.write(vec![e]);
+    }
+
+    pub fn meta(&mut self, name: &str, key: &str, value: &str) {
+        let ts = self.tick();
+        let e = NewEvent::set_metadata(&self.session.id, ts, &s(name), key, value);
+        self.write(vec![e]);
+    }
+
+    pub fn observe(&mut self, name: &str, text: &str) {
+        let ts = self.tick();
+        let e = NewEvent::observation(&self.session.id, ts, &s(name), text);
+        self.write(vec![e]);
+    }
+
+    pub fn current(&mut self, name: &str) {
+        self.session.current = Some(s(name));
+    }
+
+    /// Runs on `surface`; the text, or the plain diagnostic.
+    pub fn on(&self, surface: Surface, q: &str) -> String {
+        match self.engine.run(&self.store, &self.session, q, surface) {
+            Ok(t) => t,
+            Err(d) => d.render_plain(),
+        }
+    }
+
+    /// Runs on the read surface.
+    pub fn r(&self, q: &str) -> String {
+        self.on(Surface::Read, q)
+    }
+
+    /// Runs on the write surface.
+    pub fn w(&self, q: &str) -> String {
+        self.on(Surface::Write, q)
+    }
+
+    pub fn events(&self) -> i64 {
+        self.store.event_count().unwrap()
+    }
+}
+
+/// The exact refusal of §3.
+pub const REFUSED: &str =
+    "Query error: Mutations need the task_query_write surface; task_query is read-only.";
+
+/// One store holding every shape the §8 read queries need; current task
+/// `parent`.
+pub fn seeded() -> Fx {
+    let mut f = Fx::new();
+    f.create("parent");
+    f.fork("parent", "child");
+    f.create("alpha");
+    f.create("beta");
+    f.link("alpha", "beta", EdgeType::DependsOn);
+    f.create("xray");
+    f.meta("xray", "display-name", "X-Ray");
+    f.fork("parent", "p1");
+    f.fork("parent", "p2");
+    f.link("p2", "p1", EdgeType::DependsOn);
+    f.create("a");
+    f.create("b");
+    f.create("c");
+    f.link("a", "b", EdgeType::Related);
+    f.link("b", "c", EdgeType::Related);
+    f.link("c", "a", EdgeType::Related);
+    f.create("fan");
+    f.create("done");
+    f.create("live");
+    f.link("fan", "done", EdgeType::DependsOn);
+    f.link("fan", "live", EdgeType::DependsOn);
+    f.status("done", Status::Completed);
+    f.create_described("tokenizer", "Fix the BM25 ranking");
+    f.observe("a", "one");
+    f.observe("a", "two");
+    f.meta("a", "priority", "high");
+    assert_eq!(f.w(r#"(-> (define! "mine" (active)) (:count))"#), "13");
+    f.current("parent");
+    f
+}
