@@ -7,7 +7,6 @@
 pub mod cli;
 pub mod mcp;
 pub mod session;
-pub mod standin; // STAND-IN until store, front and plan land
 pub mod store;
 pub mod tools;
 pub mod tq;

@@ -6,8 +6,8 @@
 use cairn::mcp::CairnServer;
 use cairn::mcp::server::State;
 use cairn::session::{Session, parse_grants};
-use cairn::standin::Engine; // STAND-IN until plan lands
 use cairn::store::Store;
+use cairn::tq::engine::Engine;
 use rmcp::model::{
     CallToolRequestParams, GetPromptRequestParams, ReadResourceRequestParams, ResourceContents,
 };

@@ -138,9 +138,12 @@ async fn the_seed_story_over_stdio() {
         .await,
         format!("Observed on {prefix}.")
     );
-    let before = c
-        .call("task_query", json!({"query": "(query \"plan-frontier\")"}))
-        .await;
+    // The frontier moves: the phase waits on the tokenizer fix until it completes.
+    let frontier = json!({"query": "(query \"plan-frontier\")"});
+    assert_eq!(
+        c.ok("task_query", frontier.clone()).await,
+        "No matching tasks."
+    );
     assert_eq!(
         c.ok(
             "task_update_status",
@@ -149,14 +152,28 @@ async fn the_seed_story_over_stdio() {
         .await,
         format!("{token} is now completed.")
     );
-    let after = c
-        .call("task_query", json!({"query": "(query \"plan-frontier\")"}))
-        .await;
-    if !before.1 {
-        // The frontier moves: the phase is blocked by the tokenizer fix until it completes.
-        assert_eq!(before.0, "No matching tasks.");
-        assert!(after.0.contains(&prefix), "{}", after.0);
-    }
+    assert_eq!(
+        c.ok("task_query", frontier).await,
+        format!(
+            "1 task:\n- {prefix} (active) obs=1 edges=2\n    acceptance: prefix queries return ranked snippets"
+        )
+    );
+    assert_eq!(
+        c.ok(
+            "task_query",
+            json!({"query": "(-> (current) (:back :phase-of) (:ids))"})
+        )
+        .await,
+        format!("1 task:\n- {tune}")
+    );
+    assert_eq!(
+        c.err(
+            "task_query",
+            json!({"query": "(-> (current) (:set-status! \"completed\"))"})
+        )
+        .await,
+        "Query error: Mutations need the task_query_write surface; task_query is read-only."
+    );
     assert_eq!(
         c.ok("task_search", json!({"query": "prefix query*"})).await,
         format!(

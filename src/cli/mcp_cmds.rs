@@ -8,9 +8,9 @@ use anyhow::Context;
 
 use crate::mcp::serve::{ServeOptions, serve};
 use crate::session::{Session, parse_grants};
-use crate::standin::Engine; // STAND-IN until plan lands
 use crate::store::{Store, location};
 use crate::tools::{Clock, ToolCtx, call::call};
+use crate::tq::engine::Engine;
 
 /// Serves until stdin closes; exit 0. Errors: a bad `--grant` list, a store
 /// that cannot be opened, a failed MCP session.

@@ -10,8 +10,8 @@ use rmcp::ServiceExt;
 
 use super::server::{CairnServer, State};
 use crate::session::{Capability, Session};
-use crate::standin::Engine; // STAND-IN until plan lands
 use crate::store::{Store, StoreError};
+use crate::tq::engine::Engine;
 
 /// What `cairn serve` needs: the store file, the project root and the grants.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -21,10 +21,10 @@ use serde_json::{Map, Value};
 
 use super::prompts::{INSTRUCTIONS, MIME, by_uri, prompt, prompts};
 use crate::session::Session;
-use crate::standin::Engine; // STAND-IN until plan lands
 use crate::store::Store;
 use crate::tools::registry::DispatchError;
 use crate::tools::{Clock, ToolCtx, ToolOutcome, ToolSpec, dispatch, tools};
+use crate::tq::engine::Engine;
 
 /// What one server holds: the store, this connection's session, the engine
 /// and the project root.

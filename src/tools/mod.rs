@@ -19,8 +19,8 @@ pub mod writes;
 use std::path::PathBuf;
 
 use crate::session::Session;
-use crate::standin::Engine; // STAND-IN until plan lands
 use crate::store::{Store, StoreError};
+use crate::tq::engine::Engine;
 
 pub use registry::{ToolSpec, dispatch, find, tools};
 

@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 
 use cairn::session::Session;
-use cairn::standin::Engine; // STAND-IN until plan lands
 use cairn::store::Store;
 use cairn::tools::{Clock, ToolCtx, ToolOutcome, dispatch};
+use cairn::tq::engine::Engine;
 use serde_json::Value;
 
 /// 2026-06-22 14:30:05 UTC.
