@@ -5,11 +5,8 @@
 mod toolfx;
 
 use serde_json::json;
-use toolfx::Fx;
+use toolfx::{Fx, PREFIX, TOKEN, TUNE};
 
-const TUNE: &str = "2026-06-22-tune-search";
-const PREFIX: &str = "2026-06-22-add-prefix-query-support";
-const TOKEN: &str = "2026-06-22-tokenizer-fix";
 const READ_ONLY: &str =
     "Query error: Mutations need the task_query_write surface; task_query is read-only.";
 
@@ -25,12 +22,9 @@ fn w(fx: &mut Fx, query: &str) -> String {
     fx.ok("task_query_write", json!({"query": query}))
 }
 
-/// tune-search ← phase-of ← add-prefix (current) → depends-on → tokenizer-fix.
+/// The tool story plus a depends-on link from the phase to the tokenizer fix.
 fn story() -> Fx {
-    let mut fx = Fx::new();
-    fx.ok("task_create", json!({"name": "tune search"}));
-    fx.ok("task_fork", json!({"name": "add prefix query support"}));
-    fx.ok("task_create", json!({"name": "tokenizer fix"}));
+    let mut fx = toolfx::story();
     fx.ok(
         "task_link",
         json!({"target_id": TOKEN, "edge_type": "depends-on"}),

@@ -8,7 +8,7 @@ use cairn::session::Session;
 use cairn::store::Store;
 use cairn::tools::{Clock, ToolCtx, ToolOutcome, dispatch};
 use cairn::tq::engine::Engine;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// 2026-06-22 14:30:05 UTC.
 pub const T0: i64 = 1_782_138_605;
@@ -72,4 +72,17 @@ impl Fx {
             .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
             .unwrap()
     }
+}
+
+pub const TUNE: &str = "2026-06-22-tune-search";
+pub const PREFIX: &str = "2026-06-22-add-prefix-query-support";
+pub const TOKEN: &str = "2026-06-22-tokenizer-fix";
+
+/// tune-search with a prefix-query phase (current) and a tokenizer task.
+pub fn story() -> Fx {
+    let mut fx = Fx::new();
+    fx.ok("task_create", json!({"name": "tune search"}));
+    fx.ok("task_fork", json!({"name": "add prefix query support"}));
+    fx.ok("task_create", json!({"name": "tokenizer fix"}));
+    fx
 }
