@@ -5,6 +5,8 @@
 //! language, is compiled to one SQL statement over the projection (`tq`).
 
 pub mod cli;
+pub mod mcp;
 pub mod session;
 pub mod store;
+pub mod tools;
 pub mod tq;

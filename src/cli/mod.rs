@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod json;
+mod mcp_cmds;
 mod query;
 mod repl;
 mod store_cmds;
@@ -93,6 +94,26 @@ after another and each result is printed (exit 1 if any form failed).",
     /// Check that the projection is a faithful fold of the log (exit 0/1).
     #[command(display_order = 42)]
     Verify,
+    /// Serve MCP over stdio (the fourteen tools, seven prompts, seven
+    /// resources) until the client closes stdin.
+    Serve {
+        /// Capabilities this server holds: a comma list of read, observe, write.
+        #[arg(long, default_value = "read,observe,write", value_name = "CAPS")]
+        grant: String,
+    },
+    /// Run one MCP tool through the same registry and print its text
+    /// (exit 0, or 1 when the tool returned an error).
+    Call {
+        /// The tool name, e.g. task_create.
+        tool: String,
+        /// The arguments as a JSON object, e.g. '{"name": "tune search ranking"}'.
+        #[arg(default_value = "{}")]
+        json: String,
+        /// Start the call's session with this task current (each call is
+        /// its own session, which otherwise has no current task).
+        #[arg(long, value_name = "SLUG")]
+        current: Option<String>,
+    },
     /// Test helper: append COUNT observations, one transaction each,
     /// printing each seq after commit.
     #[command(hide = true)]
@@ -121,6 +142,12 @@ pub fn run() -> ExitCode {
         Command::Where => store_cmds::where_cmd(cli.db.as_deref()),
         Command::Rebuild => store_cmds::rebuild_cmd(cli.db.as_deref()),
         Command::Verify => store_cmds::verify_cmd(cli.db.as_deref()),
+        Command::Serve { grant } => mcp_cmds::serve_cmd(cli.db.as_deref(), grant),
+        Command::Call {
+            tool,
+            json,
+            current,
+        } => mcp_cmds::call_cmd(cli.db.as_deref(), tool, json, current.as_deref()),
         Command::StressAppend {
             count,
             session,

@@ -11,8 +11,10 @@ mod fold;
 pub mod location;
 pub mod model;
 mod open;
+pub mod read;
 mod rebuild;
 pub mod schema;
+pub mod search;
 pub mod slug;
 mod write;
 

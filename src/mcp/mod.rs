@@ -1,0 +1,9 @@
+//! The MCP surface over stdio (spec/mcp.md, seeds 002 and 003): the rmcp
+//! adapter over the tool registry, the seven prompts and resources, and
+//! `cairn serve`.
+
+pub mod prompts;
+pub mod serve;
+pub mod server;
+
+pub use server::CairnServer;

@@ -1,0 +1,232 @@
+//! Read helpers the tools need (spec/mcp.md "Decisions beyond the seed"):
+//! the computed state of one task (`task_get`, `task_bootstrap`, the handoff
+//! skeleton), pages of a task's event stream (`timeline`), and recent slugs
+//! (the `No task SLUG. Recent: ...` hint). Every value is a bound parameter;
+//! each function runs a fixed number of statements, never one per row.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde_json::Value;
+
+use crate::store::StoreError;
+
+/// The computed state of one task, as `task_get` renders it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskState {
+    /// The bare slug.
+    pub slug: String,
+    /// `open`, `active`, `completed`, `abandoned` or `blocked`.
+    pub status: String,
+    /// The description, when one was given.
+    pub description: Option<String>,
+    /// The parent's slug (phase-of / forked-from), if any.
+    pub parent: Option<String>,
+    /// The children (tasks whose parent is this one): (slug, status), by slug.
+    pub children: Vec<(String, String)>,
+    /// Outgoing lateral edges: (edge type, destination slug), by type then slug.
+    pub edges: Vec<(String, String)>,
+    /// Metadata pairs (key, value), by key.
+    pub metadata: Vec<(String, String)>,
+    /// The newest observation texts, newest first (at most the `recent` asked for).
+    pub recent: Vec<String>,
+    /// How many observations the task has in all.
+    pub obs_count: i64,
+    /// The newest handoffs, newest first (at most the `handoffs` asked for).
+    pub handoffs: Vec<HandoffRow>,
+}
+
+/// One recorded handoff.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandoffRow {
+    /// The one-line summary.
+    pub summary: String,
+    /// The note's path as recorded (relative to the project root when inside it).
+    pub path: String,
+    /// Unix seconds, UTC.
+    pub ts: i64,
+}
+
+/// One event of the log, for `timeline`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventRow {
+    /// Local arrival order.
+    pub seq: i64,
+    /// The event type, e.g. `observation`.
+    pub event_type: String,
+    /// Unix seconds, UTC.
+    pub ts: i64,
+    /// The payload (JSON object; `Null` if the stored text does not parse).
+    pub data: Value,
+}
+
+/// The state of task `slug` (bare), with at most `recent` observations and
+/// `handoffs` handoffs, newest first. `Ok(None)` when there is no such task.
+/// Errors: [`StoreError::Sqlite`].
+pub fn task_state(
+    conn: &Connection,
+    slug: &str,
+    recent: usize,
+    handoffs: usize,
+) -> Result<Option<TaskState>, StoreError> {
+    let row = conn
+        .query_row(
+            "SELECT t.id, t.status, t.description, p.slug
+             FROM tasks t LEFT JOIN tasks p ON p.id = t.parent_task_id
+             WHERE t.slug = ?1",
+            [slug],
+            |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, Option<String>>(2)?,
+                    r.get::<_, Option<String>>(3)?,
+                ))
+            },
+        )
+        .optional()?;
+    let Some((id, status, description, parent)) = row else {
+        return Ok(None);
+    };
+    let children = pairs(
+        conn,
+        "SELECT slug, status FROM tasks WHERE parent_task_id = ?1 ORDER BY slug",
+        params![id],
+    )?;
+    let edges = pairs(
+        conn,
+        "SELECT e.type, d.slug FROM edges e JOIN tasks d ON d.id = e.dst_id
+         WHERE e.src_id = ?1 ORDER BY e.type, d.slug",
+        params![id],
+    )?;
+    let metadata = pairs(
+        conn,
+        "SELECT key, value FROM task_metadata WHERE task_id = ?1 ORDER BY key",
+        params![id],
+    )?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT text FROM observations WHERE task_id = ?1 ORDER BY ts DESC, obs_id DESC LIMIT ?2",
+    )?;
+    let recent = stmt
+        .query_map(params![id, to_i64(recent)], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    let obs_count = conn.query_row(
+        "SELECT count(*) FROM observations WHERE task_id = ?1",
+        [id],
+        |r| r.get(0),
+    )?;
+    let mut stmt = conn.prepare_cached(
+        "SELECT summary, path, ts FROM handoffs WHERE task_id = ?1
+         ORDER BY ts DESC, event_id DESC LIMIT ?2",
+    )?;
+    let handoffs = stmt
+        .query_map(params![id, to_i64(handoffs)], |r| {
+            Ok(HandoffRow {
+                summary: r.get(0)?,
+                path: r.get(1)?,
+                ts: r.get(2)?,
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some(TaskState {
+        slug: slug.to_string(),
+        status,
+        description,
+        parent,
+        children,
+        edges,
+        metadata,
+        recent,
+        obs_count,
+        handoffs,
+    }))
+}
+
+/// The status of task `slug` (bare), `Ok(None)` when there is no such task.
+/// Errors: [`StoreError::Sqlite`].
+pub fn task_status(conn: &Connection, slug: &str) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .query_row("SELECT status FROM tasks WHERE slug = ?1", [slug], |r| {
+            r.get(0)
+        })
+        .optional()?)
+}
+
+/// Up to `n` task slugs, most recently updated first (ties by slug), the
+/// reserved `@` nodes excluded. Errors: [`StoreError::Sqlite`].
+pub fn recent_slugs(conn: &Connection, n: usize) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT slug FROM tasks WHERE slug NOT LIKE '@%'
+         ORDER BY updated_ts DESC, slug LIMIT ?1",
+    )?;
+    let rows = stmt
+        .query_map(params![to_i64(n)], |r| r.get(0))?
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok(rows)
+}
+
+/// The distinct event types present in the log, sorted.
+/// Errors: [`StoreError::Sqlite`].
+pub fn event_types(conn: &Connection) -> Result<Vec<String>, StoreError> {
+    let mut stmt = conn.prepare_cached("SELECT DISTINCT type FROM events ORDER BY type")?;
+    let rows = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<Vec<String>, _>>()?;
+    Ok(rows)
+}
+
+/// A page of task `slug`'s events (those whose subject is the task), newest
+/// first: types in `types` (every type when empty), `seq < before` and
+/// `seq > after` when given, at most `limit` events.
+/// Errors: [`StoreError::Sqlite`].
+pub fn timeline_page(
+    conn: &Connection,
+    slug: &str,
+    types: &[String],
+    before: Option<i64>,
+    after: Option<i64>,
+    limit: usize,
+) -> Result<Vec<EventRow>, StoreError> {
+    let types_json = if types.is_empty() {
+        None
+    } else {
+        Some(Value::from(types.to_vec()).to_string())
+    };
+    let mut stmt = conn.prepare_cached(
+        "SELECT seq, type, ts, data FROM events
+         WHERE task_id = ?1
+           AND (?2 IS NULL OR type IN (SELECT value FROM json_each(?2)))
+           AND (?3 IS NULL OR seq < ?3)
+           AND (?4 IS NULL OR seq > ?4)
+         ORDER BY seq DESC LIMIT ?5",
+    )?;
+    let rows = stmt
+        .query_map(
+            params![slug, types_json, before, after, to_i64(limit)],
+            |r| {
+                let data: String = r.get(3)?;
+                Ok(EventRow {
+                    seq: r.get(0)?,
+                    event_type: r.get(1)?,
+                    ts: r.get(2)?,
+                    data: serde_json::from_str(&data).unwrap_or(Value::Null),
+                })
+            },
+        )?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+fn pairs(
+    conn: &Connection,
+    sql: &str,
+    args: impl rusqlite::Params,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let mut stmt = conn.prepare_cached(sql)?;
+    let rows = stmt
+        .query_map(args, |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+fn to_i64(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,199 @@
+//! The fourteen MCP tools as plain functions over (store, session)
+//! (seed 000, spec/mcp.md "Tools are thin wrappers"). Each validates its
+//! arguments with the seed's exact lines, resolves its target task, and runs
+//! ONE engine operation: a TQ query on the right surface or a typed write
+//! through the store's single write boundary. The MCP adapter (`crate::mcp`),
+//! `cairn call` ([`call`]) and `docs/tools.md` ([`docs`]) all read the
+//! [`registry`].
+
+pub mod args;
+pub mod call;
+pub mod docs;
+pub mod handoff;
+pub mod reads;
+pub mod registry;
+pub mod render;
+pub mod timeline;
+pub mod writes;
+
+use std::path::PathBuf;
+
+use crate::session::Session;
+use crate::store::{Store, StoreError};
+use crate::tq::engine::Engine;
+
+pub use registry::{ToolSpec, dispatch, find, tools};
+
+/// The clock the tools stamp events and handoff file names with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// The system clock (`store::now()`).
+    System,
+    /// A fixed instant, Unix seconds UTC (tests, reproducible docs).
+    Fixed(i64),
+}
+
+impl Clock {
+    /// The current time, Unix seconds UTC.
+    pub fn now(self) -> i64 {
+        match self {
+            Clock::System => crate::store::now(),
+            Clock::Fixed(ts) => ts,
+        }
+    }
+}
+
+/// What every tool runs against: the store, this connection's session (its
+/// current-task pointer and grants), the TQ engine, the project root (where
+/// handoff notes may be written) and the clock.
+pub struct ToolCtx<'a> {
+    /// The project's store.
+    pub store: &'a Store,
+    /// This connection's session; tools move its current pointer.
+    pub session: &'a mut Session,
+    /// The TQ engine for `task_query` / `task_query_write`.
+    pub engine: &'a Engine,
+    /// The project root: handoff paths resolve against it and must stay inside it.
+    pub root: PathBuf,
+    /// The clock for event timestamps and handoff file names.
+    pub clock: Clock,
+}
+
+/// A tool's result: the text the model reads and whether it is an error
+/// (MCP `isError`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutcome {
+    /// The verbatim text.
+    pub text: String,
+    /// True for a tool-execution failure (`isError: true`).
+    pub is_error: bool,
+}
+
+impl ToolOutcome {
+    /// A successful result.
+    pub fn ok(text: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            text: text.into(),
+            is_error: false,
+        }
+    }
+
+    /// A tool-execution failure (`isError: true`).
+    pub fn err(text: impl Into<String>) -> ToolOutcome {
+        ToolOutcome {
+            text: text.into(),
+            is_error: true,
+        }
+    }
+}
+
+impl From<Result<String, String>> for ToolOutcome {
+    fn from(r: Result<String, String>) -> ToolOutcome {
+        match r {
+            Ok(t) => ToolOutcome::ok(t),
+            Err(t) => ToolOutcome::err(t),
+        }
+    }
+}
+
+/// The result type of the tools' bodies: `Err` holds the verbatim error line.
+pub(crate) type Line = Result<String, String>;
+
+/// A store failure as the line a tool returns: the store's sentence.
+pub(crate) fn store_err(e: StoreError) -> String {
+    e.to_string()
+}
+
+/// The argument limits of spec/mcp.md (Reliquary style), in characters.
+pub mod limits {
+    /// Task names, metadata keys, slugs.
+    pub const NAME: usize = 200;
+    /// Handoff summaries.
+    pub const SUMMARY: usize = 4_000;
+    /// Observation texts, descriptions, metadata values.
+    pub const TEXT: usize = 1_000_000;
+    /// TQ queries and search queries.
+    pub const QUERY: usize = 65_536;
+    /// Handoff paths.
+    pub const PATH: usize = 4_096;
+}
+
+/// `FIELD is too long (N characters; at most M).` when `value` has more than
+/// `max` characters.
+pub(crate) fn check_len(field: &str, value: &str, max: usize) -> Result<(), String> {
+    let n = value.chars().count();
+    if n > max {
+        Err(format!(
+            "{field} is too long ({} characters; at most {}).",
+            thousands(n),
+            thousands(max)
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// `1234567` → `1,234,567`.
+pub(crate) fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A required text argument: `FIELD is required.` when absent or blank, the
+/// length check otherwise. Returns the value as given.
+pub(crate) fn required<'v>(
+    field: &str,
+    value: Option<&'v str>,
+    max: usize,
+) -> Result<&'v str, String> {
+    match value {
+        Some(v) if !v.trim().is_empty() => {
+            check_len(field, v, max)?;
+            Ok(v)
+        }
+        _ => Err(format!("{field} is required.")),
+    }
+}
+
+/// Strips a depot prefix `name:` from a task argument (spec/store.md).
+pub(crate) fn bare(slug: &str) -> &str {
+    crate::store::slug::strip_depot(slug.trim())
+}
+
+impl ToolCtx<'_> {
+    /// Resolves an explicit task argument: `No task SLUG.` unless it exists.
+    pub(crate) fn existing(&self, field: &str, slug: &str) -> Result<String, String> {
+        check_len(field, slug, limits::NAME)?;
+        let slug = bare(slug);
+        if self.store.task_exists(slug).map_err(store_err)? {
+            Ok(slug.to_string())
+        } else {
+            Err(format!("No task {slug}."))
+        }
+    }
+
+    /// The target task of a current-scoped tool: `task_id` when given (and
+    /// non-blank), else the current pointer, else
+    /// `No current task; create or select one first.`
+    pub(crate) fn target(&self, task_id: Option<&str>) -> Result<String, String> {
+        match task_id.filter(|t| !t.trim().is_empty()) {
+            Some(t) => self.existing("task_id", t),
+            None => match self.session.current.clone() {
+                Some(cur) => self.existing("task_id", &cur),
+                None => Err("No current task; create or select one first.".to_string()),
+            },
+        }
+    }
+
+    /// Today's UTC date by the tool clock.
+    pub(crate) fn today(&self) -> time::Date {
+        render::datetime(self.clock.now()).date()
+    }
+}

@@ -1,0 +1,150 @@
+//! The read tools and the two query tools (seed 000): `task_get`,
+//! `task_bootstrap`, `task_search`, `task_query`, `task_query_write`.
+
+use super::args::{QueryArgs, SearchArgs, TaskIdArgs, int_arg};
+use super::render::{BOOTSTRAP_HANDOFFS, RECENT_OBS, date, one_line, state_block};
+use super::{Line, ToolCtx, ToolOutcome, bare, check_len, limits, store_err};
+use crate::store::{read, search};
+use crate::tq::Surface;
+
+/// `task_search`'s default number of hits (seed 000).
+pub const SEARCH_DEFAULT_LIMIT: i64 = 10;
+/// `task_search`'s largest number of hits (seed 000).
+pub const SEARCH_MAX_LIMIT: i64 = 50;
+
+/// `task_get(task_id?)`: the state block of [`super::render::state_block`].
+/// Records no event. Errors: the no-current line, `No task SLUG.`
+pub fn task_get(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> ToolOutcome {
+    task_get_line(ctx, a).into()
+}
+
+fn task_get_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Line {
+    let slug = ctx.target(a.task_id.as_deref())?;
+    let state = read::task_state(ctx.store.conn(), &slug, RECENT_OBS, 0)
+        .map_err(store_err)?
+        .ok_or_else(|| format!("No task {slug}."))?;
+    Ok(state_block(&state))
+}
+
+/// `task_bootstrap(task_id?)`: the state block, then `  handoffs:` and
+/// `    - SUMMARY (PATH)` for the latest three handoffs. An explicit
+/// `task_id` switches the current pointer (after it is found); without one
+/// the current task is used. Records no event.
+/// Errors: `No task to bootstrap; pass task_id or select a task first.`,
+/// `No task SLUG.` plus ` Recent: a, b, c` (up to five recent slugs).
+pub fn task_bootstrap(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> ToolOutcome {
+    bootstrap_line(ctx, a).into()
+}
+
+fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Line {
+    let explicit = a.task_id.as_deref().filter(|t| !t.trim().is_empty());
+    let slug = match explicit {
+        Some(t) => {
+            check_len("task_id", t, limits::NAME)?;
+            bare(t).to_string()
+        }
+        None => ctx.session.current.clone().ok_or_else(|| {
+            "No task to bootstrap; pass task_id or select a task first.".to_string()
+        })?,
+    };
+    let conn = ctx.store.conn();
+    let Some(state) =
+        read::task_state(conn, &slug, RECENT_OBS, BOOTSTRAP_HANDOFFS).map_err(store_err)?
+    else {
+        let recent = read::recent_slugs(conn, 5).map_err(store_err)?;
+        return Err(if recent.is_empty() {
+            format!("No task {slug}.")
+        } else {
+            format!("No task {slug}. Recent: {}", recent.join(", "))
+        });
+    };
+    if explicit.is_some() {
+        ctx.session.switch_to(&slug);
+    } else {
+        ctx.session.adopt_if_none(&slug);
+    }
+    let mut out = state_block(&state);
+    if !state.handoffs.is_empty() {
+        out.push_str("\n  handoffs:");
+        for h in &state.handoffs {
+            out.push_str(&format!("\n    - {} ({})", h.summary, h.path));
+        }
+    }
+    Ok(out)
+}
+
+/// `task_search(query, limit?, task_id?)`: BM25-ranked observation search.
+/// Rows `N. [SLUG]  (YYYY-MM-DD)` each followed by the snippet on an indented
+/// line (matches in `[`brackets`]`); `No matching observations for "Q".` when
+/// nothing matches or nothing usable remains after sanitising. `limit`
+/// defaults to 10 and is clamped to 1..50. Records no event.
+/// Errors: `query is required.`, `limit must be an integer, got V.`,
+/// `No task SLUG.`, `Could not parse the search query "Q".` (unreachable by
+/// construction of the sanitiser).
+pub fn task_search(ctx: &mut ToolCtx<'_>, a: SearchArgs) -> ToolOutcome {
+    search_line(ctx, a).into()
+}
+
+fn search_line(ctx: &mut ToolCtx<'_>, a: SearchArgs) -> Line {
+    let query = super::required("query", Some(&a.query), limits::QUERY)?;
+    let limit = int_arg("limit", a.limit.as_ref())?
+        .unwrap_or(SEARCH_DEFAULT_LIMIT)
+        .clamp(1, SEARCH_MAX_LIMIT);
+    let task = match a.task_id.as_deref().filter(|t| !t.trim().is_empty()) {
+        Some(t) => Some(ctx.existing("task_id", t)?),
+        None => None,
+    };
+    let none = || format!("No matching observations for \"{query}\".");
+    let Some(expr) = search::sanitize(query) else {
+        return Ok(none());
+    };
+    let hits = search::search(
+        ctx.store.conn(),
+        &expr,
+        task.as_deref(),
+        usize::try_from(limit).unwrap_or(10),
+    )
+    .map_err(|e| {
+        tracing::warn!(error = %e, expr = %expr, "search failed");
+        format!("Could not parse the search query \"{query}\".")
+    })?;
+    if hits.is_empty() {
+        return Ok(none());
+    }
+    let rows: Vec<String> = hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            format!(
+                "{}. [{}]  ({})\n    {}",
+                i + 1,
+                h.slug,
+                date(h.ts),
+                one_line(&h.snippet, usize::MAX)
+            )
+        })
+        .collect();
+    Ok(rows.join("\n"))
+}
+
+/// `task_query(query)`: runs one TQ query on the read surface and returns its
+/// text (spec/tq.md §4). Records no event. Errors: `query is required.`,
+/// `query is too long (...)`, `Parse error: ...`, `Query error: ...`,
+/// `The query could not be executed.`
+pub fn task_query(ctx: &mut ToolCtx<'_>, a: QueryArgs) -> ToolOutcome {
+    query_line(ctx, a, Surface::Read).into()
+}
+
+/// `task_query_write(query)`: runs one TQ query on the write surface
+/// (mutations and `define!`/`undefine!` allowed, all events in one
+/// transaction). Errors as [`task_query`].
+pub fn task_query_write(ctx: &mut ToolCtx<'_>, a: QueryArgs) -> ToolOutcome {
+    query_line(ctx, a, Surface::Write).into()
+}
+
+fn query_line(ctx: &mut ToolCtx<'_>, a: QueryArgs, surface: Surface) -> Line {
+    let query = super::required("query", Some(&a.query), limits::QUERY)?;
+    ctx.engine
+        .run(ctx.store, ctx.session, query, surface)
+        .map_err(|d| d.render_plain())
+}

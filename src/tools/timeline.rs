@@ -1,0 +1,168 @@
+//! `timeline` (seed 000, spec/mcp.md): a task's raw event stream, newest
+//! first, as one-line digests or verbatim bodies, filtered by type, paged by
+//! seq, capped at a soft character ceiling with a continuation cursor.
+
+use serde_json::Value;
+
+use super::args::{TimelineArgs, int_arg};
+use super::render::{DIGEST_CHARS, minute, one_line};
+use super::{Line, ToolCtx, ToolOutcome, store_err};
+use crate::store::event::types;
+use crate::store::read::{self, EventRow};
+
+/// The soft ceiling on `timeline` output, in characters (seed 000).
+pub const SOFT_CEILING: usize = 16_000;
+
+/// Events shown when `limit` is not given (seed 000).
+pub const DEFAULT_LIMIT: i64 = 20;
+
+/// The most events one call returns.
+pub const MAX_LIMIT: i64 = 1_000;
+
+/// `timeline(task_id?, types?, full?, before_seq?, after_seq?, limit?)`.
+///
+/// Header `SLUG — last N events` (`1 event`), then per event either the
+/// digest line `  SEQ  TYPE  DIGEST` (one line, at most 140 chars then `…`) or,
+/// with `full=true`, `  SEQ  TYPE  (YYYY-MM-DD HH:MM UTC)` and the verbatim
+/// body indented four spaces. When the next event would push the text past
+/// 16,000 characters, emission stops with
+/// `… truncated at N chars; M events remaining; pass before_seq=SEQ to continue`
+/// (at least one event is always shown). `limit` defaults to 20 (1..1000).
+/// Records no event.
+/// Errors: the no-current line, `No task SLUG.`,
+/// `unknown event type "T"; did you mean U?` (or `; expected one of ...`),
+/// `before_seq must be an integer, got "x".` (likewise `after_seq`, `limit`).
+pub fn timeline(ctx: &mut ToolCtx<'_>, a: TimelineArgs) -> ToolOutcome {
+    timeline_line(ctx, a).into()
+}
+
+fn timeline_line(ctx: &mut ToolCtx<'_>, a: TimelineArgs) -> Line {
+    let before = int_arg("before_seq", a.before_seq.as_ref())?;
+    let after = int_arg("after_seq", a.after_seq.as_ref())?;
+    let limit = int_arg("limit", a.limit.as_ref())?
+        .unwrap_or(DEFAULT_LIMIT)
+        .clamp(1, MAX_LIMIT);
+    let slug = ctx.target(a.task_id.as_deref())?;
+    let conn = ctx.store.conn();
+    let mut wanted = Vec::new();
+    if let Some(list) = a.types.as_deref() {
+        let mut known: Vec<String> = types::ALL.iter().map(|t| t.to_string()).collect();
+        for t in read::event_types(conn).map_err(store_err)? {
+            if !known.contains(&t) {
+                known.push(t);
+            }
+        }
+        for t in list.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+            let t = t.to_ascii_lowercase();
+            if !known.contains(&t) {
+                return Err(unknown_type(&t, &known));
+            }
+            if !wanted.contains(&t) {
+                wanted.push(t);
+            }
+        }
+    }
+    let page = read::timeline_page(
+        conn,
+        &slug,
+        &wanted,
+        before,
+        after,
+        usize::try_from(limit).unwrap_or(20),
+    )
+    .map_err(store_err)?;
+    let full = a.full.unwrap_or(false);
+    let blocks: Vec<String> = page.iter().map(|e| render_event(e, full)).collect();
+    Ok(assemble(&slug, &page, &blocks))
+}
+
+/// Puts the header and as many event blocks as fit under the ceiling.
+fn assemble(slug: &str, page: &[EventRow], blocks: &[String]) -> String {
+    let header = |n: usize| {
+        let noun = if n == 1 { "event" } else { "events" };
+        format!("{slug} — last {n} {noun}")
+    };
+    let mut shown = 0;
+    let mut size = header(blocks.len()).chars().count();
+    for b in blocks {
+        let add = 1 + b.chars().count();
+        if shown > 0 && size + add > SOFT_CEILING {
+            break;
+        }
+        size += add;
+        shown += 1;
+    }
+    let mut out = header(shown);
+    for b in &blocks[..shown] {
+        out.push('\n');
+        out.push_str(b);
+    }
+    if shown < blocks.len() {
+        let remaining = blocks.len() - shown;
+        let cursor = page[shown - 1].seq;
+        let chars = out.chars().count();
+        out.push_str(&format!(
+            "\n… truncated at {chars} chars; {remaining} events remaining; pass before_seq={cursor} to continue"
+        ));
+    }
+    out
+}
+
+fn render_event(e: &EventRow, full: bool) -> String {
+    if full {
+        let body = body(e);
+        let mut out = format!("  {}  {}  ({} UTC)", e.seq, e.event_type, minute(e.ts));
+        for line in body.lines() {
+            out.push_str("\n    ");
+            out.push_str(line);
+        }
+        out
+    } else {
+        format!(
+            "  {}  {}  {}",
+            e.seq,
+            e.event_type,
+            one_line(&body(e), DIGEST_CHARS)
+        )
+    }
+}
+
+fn s<'a>(d: &'a Value, k: &str) -> &'a str {
+    d.get(k).and_then(Value::as_str).unwrap_or("")
+}
+
+/// The event's body: what it says, in words, untruncated.
+fn body(e: &EventRow) -> String {
+    let d = &e.data;
+    match e.event_type.as_str() {
+        "observation" => s(d, "text").to_string(),
+        "task.create" => match d.get("description").and_then(Value::as_str) {
+            Some(desc) if !desc.is_empty() => format!("created: {desc}"),
+            _ => "created".to_string(),
+        },
+        "task.update-status" => format!("→ {}", s(d, "status")),
+        "task.update-description" => s(d, "description").to_string(),
+        "task.fork" => format!("forked {} ({})", s(d, "child_id"), s(d, "edge_type")),
+        "task.link" => format!("→ {} ({})", s(d, "target_id"), s(d, "edge_type")),
+        "task.sever" => format!("severed → {} ({})", s(d, "target_id"), s(d, "edge_type")),
+        "task.set-metadata" => format!("{} = {}", s(d, "key"), s(d, "value")),
+        "handoff.create" => format!("{} → {}", s(d, "summary"), s(d, "path")),
+        "view.define" => format!("{} = {}", s(d, "name"), s(d, "query")),
+        "view.undefine" => s(d, "name").to_string(),
+        _ => d.to_string(),
+    }
+}
+
+fn unknown_type(t: &str, known: &[String]) -> String {
+    let best = known
+        .iter()
+        .map(|k| (strsim::levenshtein(t, k), k))
+        .min_by_key(|(d, _)| *d);
+    match best {
+        Some((d, k)) if d <= 3 => format!("unknown event type \"{t}\"; did you mean {k}?"),
+        _ => format!(
+            "unknown event type \"{t}\"; expected one of {}.",
+            known.join(", ")
+        ),
+    }
+}

@@ -1,0 +1,202 @@
+//! The observe tool and the typed write tools (seed 000): `observe`,
+//! `task_create`, `task_fork`, `task_link`, `task_sever`,
+//! `task_set_metadata`, `task_update_status`. Each records its events through
+//! the store's single write boundary in one call.
+
+use super::args::{
+    EdgeArgs, ObserveArgs, SetMetadataArgs, TaskCreateArgs, TaskForkArgs, UpdateStatusArgs,
+};
+use super::{Line, ToolCtx, ToolOutcome, bare, check_len, limits, required, store_err};
+use crate::store::{EdgeType, NewEvent, Status};
+
+/// The edge types a tool accepts (seed 000: `phase-of`, `depends-on`, `related`).
+const TOOL_EDGES: [EdgeType; 3] = [EdgeType::PhaseOf, EdgeType::DependsOn, EdgeType::Related];
+
+/// Parses a tool's `edge_type`: one of `phase-of`, `depends-on`, `related`
+/// (any case); else `"V" is not a valid edge type; expected one of phase-of, depends-on, related.`
+pub(crate) fn parse_edge(value: &str) -> Result<EdgeType, String> {
+    EdgeType::parse(value.trim())
+        .filter(|e| TOOL_EDGES.contains(e))
+        .ok_or_else(|| {
+            format!(
+                "\"{value}\" is not a valid edge type; expected one of phase-of, depends-on, related."
+            )
+        })
+}
+
+/// `observe(text, task_id?)`: records one `observation` event on the target
+/// task; `Observed on SLUG.` Never moves the current pointer.
+/// Errors: `text is required.`, `No current task; create or select one first.`,
+/// `No task SLUG.`, `text is too long (...)`.
+pub fn observe(ctx: &mut ToolCtx<'_>, a: ObserveArgs) -> ToolOutcome {
+    observe_line(ctx, a).into()
+}
+
+fn observe_line(ctx: &mut ToolCtx<'_>, a: ObserveArgs) -> Line {
+    let text = required("text", Some(&a.text), limits::TEXT)?;
+    let slug = ctx.target(a.task_id.as_deref())?;
+    let ev = NewEvent::observation(&ctx.session.id, ctx.clock.now(), &slug, text);
+    ctx.store.write(&[ev]).map_err(store_err)?;
+    Ok(format!("Observed on {slug}."))
+}
+
+/// `task_create(name, description?)`: mints `YYYY-MM-DD-core[-N]`, records one
+/// `task.create`, adopts the task as current only when none is set;
+/// `Created SLUG.` Errors: `name is required.`, the store's thin-name
+/// sentence, `name is too long (...)`.
+pub fn task_create(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> ToolOutcome {
+    task_create_line(ctx, a).into()
+}
+
+fn task_create_line(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> Line {
+    let name = required("name", Some(&a.name), limits::NAME)?;
+    let description = optional_text("description", a.description.as_deref())?;
+    let slug = ctx.store.mint_slug(name, ctx.today()).map_err(store_err)?;
+    let ev = NewEvent::task_create(&ctx.session.id, ctx.clock.now(), &slug, description, None);
+    ctx.store.write(&[ev]).map_err(store_err)?;
+    ctx.session.adopt_if_none(&slug);
+    Ok(format!("Created {slug}."))
+}
+
+/// `task_fork(name, from?, edge_type?, description?)`: creates a child of the
+/// parent (`from`, else the current task) with `edge_type` (default
+/// `phase-of`), records `task.create` for the child and `task.fork` on the
+/// parent in one write, switches the current pointer to the child;
+/// `Forked CHILD from PARENT (EDGE).`
+/// Errors: `name is required.`, the edge-type line,
+/// `No parent task; pass from or select a task first.`, `No task SLUG.`,
+/// `A task cannot fork from itself.` (the name mints the parent's own slug).
+pub fn task_fork(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> ToolOutcome {
+    task_fork_line(ctx, a).into()
+}
+
+fn task_fork_line(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> Line {
+    let name = required("name", Some(&a.name), limits::NAME)?;
+    let edge = match a.edge_type.as_deref().filter(|e| !e.trim().is_empty()) {
+        Some(e) => parse_edge(e)?,
+        None => EdgeType::PhaseOf,
+    };
+    let description = optional_text("description", a.description.as_deref())?;
+    let parent = match a.from.as_deref().filter(|f| !f.trim().is_empty()) {
+        Some(f) => ctx.existing("from", f)?,
+        None => match ctx.session.current.clone() {
+            Some(cur) => ctx.existing("from", &cur)?,
+            None => return Err("No parent task; pass from or select a task first.".to_string()),
+        },
+    };
+    let base = crate::store::slug::slug_for(name, ctx.today()).map_err(store_err)?;
+    if base == parent {
+        return Err("A task cannot fork from itself.".to_string());
+    }
+    let child = ctx.store.mint_slug(name, ctx.today()).map_err(store_err)?;
+    if child == parent {
+        return Err("A task cannot fork from itself.".to_string());
+    }
+    let now = ctx.clock.now();
+    let sid = ctx.session.id.clone();
+    let events = [
+        NewEvent::task_create(&sid, now, &child, description, None),
+        NewEvent::fork(&sid, now, &parent, &child, edge),
+    ];
+    ctx.store.write(&events).map_err(store_err)?;
+    ctx.session.switch_to(&child);
+    Ok(format!("Forked {child} from {parent} ({edge})."))
+}
+
+/// `task_link(target_id, edge_type, task_id?)`: records one `task.link` from
+/// the source (`task_id`, else current) to the target;
+/// `Linked SRC -> TARGET (EDGE).` Errors: `target_id is required.`,
+/// `edge_type is required.`, the edge-type line, the no-current line,
+/// `No task SLUG.`, `A task cannot link to itself.`
+pub fn task_link(ctx: &mut ToolCtx<'_>, a: EdgeArgs) -> ToolOutcome {
+    edge_line(ctx, a, true).into()
+}
+
+/// `task_sever(target_id, edge_type, task_id?)`: records one `task.sever`;
+/// `Severed SRC -> TARGET (EDGE).` Errors as [`task_link`], with
+/// `A task cannot sever from itself.` for a self-edge.
+pub fn task_sever(ctx: &mut ToolCtx<'_>, a: EdgeArgs) -> ToolOutcome {
+    edge_line(ctx, a, false).into()
+}
+
+fn edge_line(ctx: &mut ToolCtx<'_>, a: EdgeArgs, link: bool) -> Line {
+    let target = required("target_id", Some(&a.target_id), limits::NAME)?;
+    let edge = required("edge_type", Some(&a.edge_type), limits::NAME)?;
+    let edge = parse_edge(edge)?;
+    let src = ctx.target(a.task_id.as_deref())?;
+    if bare(target) == src {
+        return Err(if link {
+            "A task cannot link to itself.".to_string()
+        } else {
+            "A task cannot sever from itself.".to_string()
+        });
+    }
+    let target = ctx.existing("target_id", target)?;
+    let now = ctx.clock.now();
+    let ev = if link {
+        NewEvent::link(&ctx.session.id, now, &src, &target, edge)
+    } else {
+        NewEvent::sever(&ctx.session.id, now, &src, &target, edge)
+    };
+    ctx.store.write(&[ev]).map_err(store_err)?;
+    let verb = if link { "Linked" } else { "Severed" };
+    Ok(format!("{verb} {src} -> {target} ({edge})."))
+}
+
+/// `task_set_metadata(key, value, task_id?)`: records one `task.set-metadata`
+/// (a null value is stored as ""); `Set KEY on SLUG.`
+/// Errors: `key is required.`, the no-current line, `No task SLUG.`,
+/// `key is too long (...)`, `value is too long (...)`.
+pub fn task_set_metadata(ctx: &mut ToolCtx<'_>, a: SetMetadataArgs) -> ToolOutcome {
+    set_metadata_line(ctx, a).into()
+}
+
+fn set_metadata_line(ctx: &mut ToolCtx<'_>, a: SetMetadataArgs) -> Line {
+    let key = required("key", Some(&a.key), limits::NAME)?.trim();
+    let value = a.value.unwrap_or_default();
+    check_len("value", &value, limits::TEXT)?;
+    let slug = ctx.target(a.task_id.as_deref())?;
+    let ev = NewEvent::set_metadata(&ctx.session.id, ctx.clock.now(), &slug, key, &value);
+    ctx.store.write(&[ev]).map_err(store_err)?;
+    Ok(format!("Set {key} on {slug}."))
+}
+
+/// `task_update_status(status?, task_id?, reopen?)`: status lower-cased and
+/// validated; `reopen=true` without a status means `active`. Records one
+/// `task.update-status` unless the task already has that status;
+/// `SLUG is now STATUS.` Errors: `status is required.`,
+/// `"S" is not a valid status; expected one of open, active, completed, abandoned, blocked.`,
+/// the no-current line, `No task SLUG.`
+pub fn task_update_status(ctx: &mut ToolCtx<'_>, a: UpdateStatusArgs) -> ToolOutcome {
+    update_status_line(ctx, a).into()
+}
+
+fn update_status_line(ctx: &mut ToolCtx<'_>, a: UpdateStatusArgs) -> Line {
+    let status = match a.status.as_deref().filter(|s| !s.trim().is_empty()) {
+        Some(s) => Status::parse(s.trim()).ok_or_else(|| {
+            format!(
+                "\"{s}\" is not a valid status; expected one of open, active, completed, abandoned, blocked."
+            )
+        })?,
+        None if a.reopen == Some(true) => Status::Active,
+        None => return Err("status is required.".to_string()),
+    };
+    let slug = ctx.target(a.task_id.as_deref())?;
+    let current = crate::store::read::task_status(ctx.store.conn(), &slug).map_err(store_err)?;
+    if current.as_deref() != Some(status.as_str()) {
+        let ev = NewEvent::update_status(&ctx.session.id, ctx.clock.now(), &slug, status);
+        ctx.store.write(&[ev]).map_err(store_err)?;
+    }
+    Ok(format!("{slug} is now {status}."))
+}
+
+/// An optional text argument: blank counts as absent; length-checked.
+fn optional_text<'v>(field: &str, v: Option<&'v str>) -> Result<Option<&'v str>, String> {
+    match v.filter(|s| !s.trim().is_empty()) {
+        Some(s) => {
+            check_len(field, s, limits::TEXT)?;
+            Ok(Some(s))
+        }
+        None => Ok(None),
+    }
+}
