@@ -8,15 +8,31 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod json;
 mod mcp_cmds;
+mod query;
+mod repl;
 mod store_cmds;
+
+pub use json::output_json;
+pub use repl::balance::{Balance, balance};
+pub use repl::highlight::highlight;
 
 /// `cairn [--db PATH] COMMAND`.
 #[derive(Debug, Parser)]
 #[command(
     name = "cairn",
     version,
-    about = "A durable task graph for coding agents."
+    about = "A durable task graph for coding agents.",
+    long_about = "A durable task graph for coding agents.\n\n\
+cairn keeps a plan outside the conversation: tasks, typed edges, statuses,\n\
+metadata and observations, stored as an event log folded into SQLite.\n\
+Agents reach it over MCP (`cairn serve`); people query it with TQ.",
+    after_help = "Examples:\n  \
+cairn query '(-> (active) (:ids))'          list the active tasks' slugs\n  \
+cairn query --format json '(-> (all) (:count))'\n  \
+cairn repl                                  an interactive TQ prompt\n  \
+cairn where                                 which store these commands use"
 )]
 pub struct Cli {
     /// The cairn.db to use (overrides CAIRN_DB and the project lookup).
@@ -27,14 +43,56 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands. `--help` lists them by `display_order`: serve and call
+/// (declared without one) first, then query, repl (30s), then the store
+/// commands (40s).
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run one TQ query and print its result (exit 0 ok, 1 query error, 2 usage error).
+    #[command(
+        long_about = "Run one TQ query and print its result.\n\n\
+The text is exactly what the MCP tools task_query / task_query_write return.\n\
+Errors are printed to stderr with a caret under the offending text.\n\
+Exit status: 0 success, 1 query error, 2 usage error.",
+        after_help = "Examples:\n  \
+cairn query '(-> (active) (:select :status :updated-ts))'\n  \
+cairn query --current SLUG '(-> (query \"frontier\") (:ids))'\n  \
+echo '(-> (all) (:count))' | cairn query -\n  \
+cairn query --explain '(-> (active) (:where (has :priority)))'\n  \
+cairn query --write '(-> (node \"old-spike\") (:set-status! :abandoned))'\n\n\
+Start with (schema), (fields), (edges) and (views): the language describes itself."
+    )]
+    #[command(display_order = 30)]
+    Query(query::QueryArgs),
+    /// Interactive TQ prompt: multi-line forms, completion, history, :help.
+    #[command(
+        long_about = "Interactive TQ prompt.\n\n\
+The prompt shows the surface: `tq>` read-only, `tq!>` when mutations are on.\n\
+A form continues over lines until its parens balance. Tab completes sources,\n\
+steps, predicates, fields, edges, view names, and task slugs in (node \"...\").\n\
+History is kept next to the store (cairn.db.repl_history). Ctrl-C drops\n\
+the input, Ctrl-D leaves. With stdin not a terminal, forms are read one\n\
+after another and each result is printed (exit 1 if any form failed).",
+        after_help = "Meta commands:\n  \
+:help               this list\n  \
+:write on|off       allow mutations (prompt tq!>) or not (tq>)\n  \
+:sql QUERY          the SQL a query compiles to, with its parameters\n  \
+:explain QUERY      the SQL, its parameters and SQLite's query plan\n  \
+:schema             the vocabulary: sources, steps, predicates, write forms\n  \
+:views              the named views and their TQ\n  \
+:current [SLUG]     show or set the current task, for (current) and plan\n  \
+:quit               leave (as does Ctrl-D)"
+    )]
+    #[command(display_order = 31)]
+    Repl(repl::ReplArgs),
     /// Print the database path, the project root and which rule chose them.
+    #[command(display_order = 40)]
     Where,
     /// Re-fold the projection from the event log.
+    #[command(display_order = 41)]
     Rebuild,
     /// Check that the projection is a faithful fold of the log (exit 0/1).
+    #[command(display_order = 42)]
     Verify,
     /// Serve MCP over stdio (the fourteen tools, seven prompts, seven
     /// resources) until the client closes stdin.
@@ -73,11 +131,14 @@ pub enum Command {
 }
 
 /// Parses `std::env::args`, runs the command, and returns its exit code:
-/// 0 success, 1 a negative answer (`verify` found a mismatch), 2 an error
-/// (printed to stderr as `error: MESSAGE`).
+/// 0 success, 1 a negative answer (`verify` found a mismatch, a query
+/// failed), 2 an error or a usage error (printed to stderr as
+/// `error: MESSAGE`; clap's own usage errors also exit 2).
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
+        Command::Query(args) => query::query_cmd(cli.db.as_deref(), args),
+        Command::Repl(args) => repl::repl_cmd(cli.db.as_deref(), args),
         Command::Where => store_cmds::where_cmd(cli.db.as_deref()),
         Command::Rebuild => store_cmds::rebuild_cmd(cli.db.as_deref()),
         Command::Verify => store_cmds::verify_cmd(cli.db.as_deref()),

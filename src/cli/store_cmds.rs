@@ -9,7 +9,8 @@ use anyhow::Context;
 
 use crate::store::{NewEvent, Store, location, now};
 
-fn open(flag: Option<&Path>) -> anyhow::Result<Store> {
+/// Opens the store `flag` (else `CAIRN_DB`, else the project lookup) names.
+pub(super) fn open(flag: Option<&Path>) -> anyhow::Result<Store> {
     let loc = location::resolve_from_env(flag)?;
     Store::open(&loc.db).with_context(|| format!("cannot open the store at {}", loc.db.display()))
 }

@@ -417,11 +417,17 @@ impl Planner<'_> {
                 }
             },
         };
-        let q = front::compile(text, &self.cat.meta_keys)?;
+        // An error inside the view's own text points at `(query "name")` in
+        // the text the user wrote (the body's spans are into another text).
+        let here = |d: Diagnostic| Diagnostic {
+            span: Some(span.clone()),
+            ..d
+        };
+        let q = front::compile(text, &self.cat.meta_keys).map_err(here)?;
         self.stack.push(name.to_string());
         let body = self.pipeline(&q, false);
         self.stack.pop();
-        let body = body?;
+        let body = body.map_err(here)?;
         if body.shaper.is_some() {
             return Err(Diagnostic::query(VIEW_SHAPER, Some(span.clone())));
         }

@@ -1,0 +1,226 @@
+//! `cairn query [--write] [--format text|json] [--explain] [QUERY | -]`
+//! (issue 6; docs/cli.md "cairn query"): one TQ query through
+//! `tq::Engine`, its result on stdout, its error as an ariadne report on
+//! stderr. Exit 0 success, 1 query error, 2 usage error.
+
+use std::io::{ErrorKind, IsTerminal, Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use super::json;
+use super::store_cmds;
+use crate::session::Session;
+use crate::store::Store;
+use crate::tq::engine::{Engine, Explain};
+use crate::tq::render::Output;
+use crate::tq::{Diagnostic, Surface, front, print};
+
+/// How `cairn query` prints a result: `text` is spec/tq.md §4, `json` is
+/// docs/cli.md "JSON output".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Exactly the text the MCP tools return.
+    Text,
+    /// Structured data: arrays of objects, strings, numbers.
+    Json,
+}
+
+/// The arguments of `cairn query`.
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// Compile for the write surface: mutation steps and define!/undefine!
+    /// are allowed and recorded (one transaction).
+    #[arg(long)]
+    pub write: bool,
+    /// text: exactly what MCP returns; json: structured data.
+    #[arg(long, value_enum, default_value_t = Format::Text, value_name = "FORMAT")]
+    pub format: Format,
+    /// Print the SQL, its parameters and SQLite's query plan instead of running.
+    #[arg(long)]
+    pub explain: bool,
+    /// The current task for this query, so (current) and the plan,
+    /// plan-frontier, frontier and knowledge views work.
+    #[arg(long, value_name = "SLUG")]
+    pub current: Option<String>,
+    /// The TQ query, e.g. '(-> (active) (:ids))'; `-` (or nothing, when stdin
+    /// is not a terminal) reads it from stdin.
+    #[arg(value_name = "QUERY")]
+    pub query: Option<String>,
+}
+
+/// True when a report written to `stream_is_terminal` may be coloured:
+/// it is a terminal and `NO_COLOR` is unset or empty.
+pub(super) fn use_color(stream_is_terminal: bool) -> bool {
+    stream_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Prints `d` for `source` on stderr as an ariadne report (colour only on a
+/// terminal without `NO_COLOR`).
+pub(super) fn report(d: &Diagnostic, source: &str) {
+    let color = use_color(std::io::stderr().is_terminal());
+    eprintln!("{}", d.render_ariadne(source, color).trim_end());
+}
+
+/// Writes `text` and a newline to stdout and flushes. A reader that went
+/// away (`cairn query ... | head`) is not an error: `Ok(false)`, and the
+/// caller stops writing. Other I/O errors are returned.
+pub(super) fn emit(text: &str) -> std::io::Result<bool> {
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|()| out.flush()) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+fn usage(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}
+
+/// Runs `cairn query`. Errors (the store cannot be opened, stdin unreadable)
+/// are returned for `cli::run` to print (exit 2).
+pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result<ExitCode> {
+    let text = match args.query.as_deref() {
+        Some("-") => read_stdin()?,
+        Some(q) => q.to_string(),
+        None if !std::io::stdin().is_terminal() => read_stdin()?,
+        None => return Ok(usage("give a QUERY, or - to read it from stdin.")),
+    };
+    if text.trim().is_empty() {
+        return Ok(usage("query is required."));
+    }
+    let store = store_cmds::open(flag)?;
+    let mut session = Session::new();
+    if let Some(slug) = &args.current
+        && let Err(msg) = select_current(&store, &mut session, slug)
+    {
+        eprintln!("{msg}");
+        return Ok(ExitCode::from(1));
+    }
+    let engine = Engine::new();
+    let surface = if args.write {
+        Surface::Write
+    } else {
+        Surface::Read
+    };
+    if args.explain {
+        return Ok(match engine.explain(&store, &session, &text, surface) {
+            Ok(ex) => {
+                match args.format {
+                    Format::Text => emit(&explain_text(&ex))?,
+                    Format::Json => emit(&serde_json::to_string_pretty(&ex)?)?,
+                };
+                ExitCode::SUCCESS
+            }
+            Err(d) => {
+                report(&d, &text);
+                ExitCode::from(1)
+            }
+        });
+    }
+    let result = match args.format {
+        Format::Text => engine.run(&store, &session, &text, surface),
+        Format::Json => run_json(&engine, &store, &session, &text, surface).and_then(|v| {
+            serde_json::to_string_pretty(&v).map_err(|e| Diagnostic::execution(e.to_string()))
+        }),
+    };
+    Ok(match result {
+        Ok(out) => {
+            emit(&out)?;
+            ExitCode::SUCCESS
+        }
+        Err(d) => {
+            report(&d, &text);
+            ExitCode::from(1)
+        }
+    })
+}
+
+/// Makes `slug` (a depot prefix `name:` stripped) the session's current
+/// task. Errors: `No task SLUG.` when the store has no such task.
+pub(super) fn select_current(
+    store: &Store,
+    session: &mut Session,
+    slug: &str,
+) -> Result<(), String> {
+    let slug = slug.rsplit(':').next().unwrap_or(slug).trim();
+    match store.task_exists(slug) {
+        Ok(true) => {
+            session.switch_to(slug);
+            Ok(())
+        }
+        Ok(false) => Err(format!("No task {slug}.")),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn read_stdin() -> anyhow::Result<String> {
+    let mut s = String::new();
+    std::io::stdin().read_to_string(&mut s)?;
+    Ok(s)
+}
+
+/// Runs `text` and returns its JSON (docs/cli.md "JSON output"). A query
+/// yielding a task set is run once with `(:select EVERY-FIELD)` appended, so
+/// each task object carries every field; errors are those of `text` itself.
+pub fn run_json(
+    engine: &Engine,
+    store: &Store,
+    session: &Session,
+    text: &str,
+    surface: Surface,
+) -> Result<serde_json::Value, Diagnostic> {
+    let keys = store
+        .metadata_keys()
+        .map_err(|e| Diagnostic::execution(e.to_string()))?;
+    let widened = front::compile(text, &keys)
+        .ok()
+        .and_then(|q| json::widen(&q, &keys));
+    if let Some(w) = widened {
+        match engine.run_value(store, session, &print(&w), surface)? {
+            Output::Projection { fields, rows } => return Ok(json::widened_json(&fields, &rows)),
+            other => return Ok(json::output_json(&other)),
+        }
+    }
+    engine
+        .run_value(store, session, text, surface)
+        .map(|o| json::output_json(&o))
+}
+
+/// The text of `--explain` (and the REPL's `:explain`): per statement a
+/// `-- statement K of N` line, the SQL, `-- parameters` with `?N = VALUE`
+/// lines, and `-- query plan` with SQLite's rows.
+pub fn explain_text(ex: &Explain) -> String {
+    let n = ex.statements.len();
+    let mut out = Vec::new();
+    for (k, st) in ex.statements.iter().enumerate() {
+        out.push(format!("-- statement {} of {n}", k + 1));
+        out.push(st.sql.trim_end().to_string());
+        out.push("-- parameters".to_string());
+        if st.params.is_empty() {
+            out.push("(none)".to_string());
+        }
+        for (i, p) in st.params.iter().enumerate() {
+            out.push(format!("?{} = {p}", i + 1));
+        }
+        out.push("-- query plan".to_string());
+        out.extend(st.plan.iter().cloned());
+    }
+    out.join("\n")
+}
+
+/// The text of the REPL's `:sql`: per statement the SQL and its parameters
+/// (no query plan).
+pub fn sql_text(ex: &Explain) -> String {
+    let mut out = Vec::new();
+    for st in &ex.statements {
+        out.push(st.sql.trim_end().to_string());
+        for (i, p) in st.params.iter().enumerate() {
+            out.push(format!("-- ?{} = {p}", i + 1));
+        }
+    }
+    out.join("\n")
+}

@@ -1,0 +1,232 @@
+//! `cairn repl [--write]` (issue 6; docs/cli.md "cairn repl"): the TQ REPL.
+//! On a terminal: rustyline with completion, highlighting, multi-line forms
+//! and history in the store directory. With stdin not a terminal: forms are
+//! read one after another (a form ends where its parens balance) and each
+//! result printed, for scripts and tests.
+
+pub mod balance;
+pub mod complete;
+pub mod helper;
+pub mod highlight;
+pub mod meta;
+
+use std::io::{BufRead, IsTerminal};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Args;
+use rustyline::Editor;
+use rustyline::config::{CompletionType, Config};
+use rustyline::error::ReadlineError;
+use rustyline::history::FileHistory;
+
+use super::query::{emit, use_color};
+use super::store_cmds;
+use crate::session::Session;
+use crate::store::Store;
+use crate::tq::engine::Engine;
+use crate::tq::{Diagnostic, Surface};
+use balance::balance;
+use helper::ReplHelper;
+
+/// The arguments of `cairn repl`.
+#[derive(Debug, Args)]
+pub struct ReplArgs {
+    /// Start on the write surface (as `:write on`): mutations are recorded.
+    #[arg(long)]
+    pub write: bool,
+    /// Start with this current task (as `:current SLUG`).
+    #[arg(long, value_name = "SLUG")]
+    pub current: Option<String>,
+}
+
+/// What one input produced.
+#[derive(Debug)]
+pub enum Reply {
+    /// A result or message for stdout.
+    Text(String),
+    /// A TQ diagnostic and the query text it points into.
+    Diag(Diagnostic, String),
+    /// A REPL error line for stderr (`No task SLUG.`, unknown command).
+    Error(String),
+    /// `:quit`.
+    Quit,
+    /// Nothing to print (blank input).
+    Nothing,
+}
+
+/// One REPL session: a store, a session (current task), an engine and the
+/// surface queries compile for.
+pub struct Repl<'a> {
+    store: &'a Store,
+    session: Session,
+    engine: Engine,
+    surface: Surface,
+}
+
+impl<'a> Repl<'a> {
+    /// A REPL over `store` on `surface`, with a fresh session.
+    pub fn new(store: &'a Store, surface: Surface) -> Repl<'a> {
+        Repl {
+            store,
+            session: Session::new(),
+            engine: Engine::new(),
+            surface,
+        }
+    }
+
+    /// `tq> ` on the read surface, `tq!> ` on the write surface.
+    pub fn prompt(&self) -> &'static str {
+        match self.surface {
+            Surface::Read => "tq> ",
+            Surface::Write => "tq!> ",
+        }
+    }
+
+    fn query(&mut self, text: &str) -> Reply {
+        match self
+            .engine
+            .run(self.store, &self.session, text, self.surface)
+        {
+            Ok(t) => Reply::Text(t),
+            Err(d) => Reply::Diag(d, text.to_string()),
+        }
+    }
+
+    /// Evaluates one whole input: a meta command (starts with `:`) or a TQ
+    /// query on the current surface.
+    pub fn eval(&mut self, input: &str) -> Reply {
+        let t = input.trim();
+        if !balance(t).content {
+            Reply::Nothing
+        } else if t.starts_with(':') {
+            self.meta(t)
+        } else {
+            self.query(input)
+        }
+    }
+}
+
+/// Prints `reply` (results on stdout; errors on stderr, as ariadne reports,
+/// coloured when `color`). Returns (go on, succeeded): go on is false for
+/// `:quit` and when stdout's reader went away.
+fn show(reply: Reply, color: bool) -> std::io::Result<(bool, bool)> {
+    Ok(match reply {
+        Reply::Text(t) => (emit(&t)?, true),
+        Reply::Diag(d, src) => {
+            eprintln!("{}", d.render_ariadne(&src, color).trim_end());
+            (true, false)
+        }
+        Reply::Error(e) => {
+            eprintln!("{e}");
+            (true, false)
+        }
+        Reply::Quit => (false, true),
+        Reply::Nothing => (true, true),
+    })
+}
+
+/// Where the REPL keeps its history: next to the database, its file name
+/// plus `.repl_history` (`.cairn/cairn.db.repl_history`), so the store's
+/// `.gitignore` (`cairn.db*`) keeps it out of git too.
+pub fn history_path(store: &Store) -> PathBuf {
+    let mut name = store
+        .path()
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "cairn.db".into());
+    name.push(".repl_history");
+    store.path().with_file_name(name)
+}
+
+/// Runs `cairn repl`: interactive on a terminal, else the piped reader.
+/// Exit 0, or 1 when a piped form failed. Store errors are returned.
+pub(super) fn repl_cmd(flag: Option<&Path>, args: &ReplArgs) -> anyhow::Result<ExitCode> {
+    let store = store_cmds::open(flag)?;
+    let surface = if args.write {
+        Surface::Write
+    } else {
+        Surface::Read
+    };
+    let mut repl = Repl::new(&store, surface);
+    if let Some(slug) = &args.current
+        && let Err(msg) = super::query::select_current(&store, &mut repl.session, slug)
+    {
+        eprintln!("{msg}");
+        return Ok(ExitCode::from(1));
+    }
+    if std::io::stdin().is_terminal() {
+        interactive(&store, &mut repl)
+    } else {
+        piped(&mut repl)
+    }
+}
+
+/// Reads stdin line by line; each time the gathered lines are a complete
+/// input it is evaluated and its result printed.
+fn piped(repl: &mut Repl<'_>) -> anyhow::Result<ExitCode> {
+    let mut failed = false;
+    let mut buf = String::new();
+    let stdin = std::io::stdin();
+    for line in stdin.lock().lines() {
+        let line = line?;
+        buf.push_str(&line);
+        buf.push('\n');
+        if balance(&buf).is_complete() {
+            let (go_on, ok) = show(repl.eval(&buf), false)?;
+            failed |= !ok;
+            buf.clear();
+            if !go_on {
+                break;
+            }
+        } else if !balance(&buf).content {
+            buf.clear();
+        }
+    }
+    if balance(&buf).content {
+        let (_, ok) = show(repl.eval(&buf), false)?;
+        failed |= !ok;
+    }
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The interactive loop: rustyline with the helper, history loaded from
+/// and saved to [`history_path`].
+fn interactive(store: &Store, repl: &mut Repl<'_>) -> anyhow::Result<ExitCode> {
+    let color = use_color(true);
+    let config = Config::builder()
+        .auto_add_history(false)
+        .completion_type(CompletionType::List)
+        .build();
+    let mut rl: Editor<ReplHelper<'_>, FileHistory> = Editor::with_config(config)?;
+    rl.set_helper(Some(ReplHelper { store, color }));
+    let history = history_path(store);
+    let _ = rl.load_history(&history);
+    emit(&format!(
+        "cairn TQ REPL on {} — :help for commands, Ctrl-D to leave.",
+        store.path().display()
+    ))?;
+    loop {
+        match rl.readline(repl.prompt()) {
+            Ok(input) => {
+                if balance(&input).content {
+                    let _ = rl.add_history_entry(input.as_str());
+                    let _ = rl.save_history(&history);
+                }
+                let color = use_color(std::io::stderr().is_terminal());
+                let (go_on, _) = show(repl.eval(&input), color)?;
+                if !go_on {
+                    break;
+                }
+            }
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => break,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

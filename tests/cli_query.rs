@@ -1,0 +1,478 @@
+//! `cairn query` end to end (issue 6): the built binary on a seeded store —
+//! text and JSON for every result shape, exit codes, stdin, `--explain`,
+//! `--write`.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use cairn::store::{EdgeType, Status};
+use common::Fx;
+use serde_json::{Value, json};
+
+const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
+
+/// `plan` with phases `alpha` and `beta` (beta depends on alpha), alpha with
+/// priority=high and one observation, and a completed `gamma`.
+fn seed() -> Fx {
+    let mut fx = Fx::new();
+    fx.create_described("plan", "the whole plan");
+    fx.fork("plan", "alpha");
+    fx.fork("plan", "beta");
+    fx.link("beta", "alpha", EdgeType::DependsOn);
+    fx.meta("alpha", "priority", "high");
+    fx.observe("alpha", "found the tokenizer bug");
+    fx.create("gamma");
+    fx.status("gamma", Status::Completed);
+    fx
+}
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn cairn(fx: &Fx, args: &[&str], stdin: Option<&str>) -> Out {
+    let db = fx.dir.path().join("cairn.db");
+    let mut cmd = Command::new(CAIRN);
+    cmd.arg("--db")
+        .arg(&db)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let mut pipe = child.stdin.take().unwrap();
+    if let Some(s) = stdin {
+        pipe.write_all(s.as_bytes()).unwrap();
+    }
+    drop(pipe);
+    let out = child.wait_with_output().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+fn text(fx: &Fx, q: &str) -> String {
+    let o = cairn(fx, &["query", q], None);
+    assert_eq!(o.code, 0, "{q}: {}", o.stderr);
+    assert_eq!(o.stderr, "");
+    o.stdout
+}
+
+fn json_of(fx: &Fx, q: &str) -> Value {
+    let o = cairn(fx, &["query", "--format", "json", q], None);
+    assert_eq!(o.code, 0, "{q}: {}", o.stderr);
+    serde_json::from_str(&o.stdout).unwrap()
+}
+
+const ALPHA: &str = "2026-01-01-alpha";
+const BETA: &str = "2026-01-01-beta";
+const GAMMA: &str = "2026-01-01-gamma";
+const PLAN: &str = "2026-01-01-plan";
+
+#[test]
+fn text_for_every_shape_is_the_mcp_text() {
+    let fx = seed();
+    assert_eq!(
+        text(&fx, "(all)"),
+        format!(
+            "4 tasks:\n- {ALPHA} (active)\n- {BETA} (active)\n- {GAMMA} (completed)\n- {PLAN} (active)\n"
+        )
+    );
+    assert_eq!(
+        text(&fx, "(-> (node \"alpha\") (:enrich))"),
+        format!("1 task:\n- {ALPHA} (active) obs=1 edges=2\n    priority: high\n")
+    );
+    assert_eq!(
+        text(&fx, "(-> (active) (:ids))"),
+        format!("3 tasks:\n- {ALPHA}\n- {BETA}\n- {PLAN}\n")
+    );
+    assert_eq!(text(&fx, "(-> (all) (:count))"), "4\n");
+    assert_eq!(
+        text(
+            &fx,
+            "(-> (all) (:where (has :parent)) (:select :status :parent :updated-ts))"
+        ),
+        format!(
+            "2 tasks:\n- {ALPHA}  status=active  parent={PLAN}  updated-ts=1767225608 (2026-01-01)\n\
+             - {BETA}  status=active  parent={PLAN}  updated-ts=1767225606 (2026-01-01)\n"
+        )
+    );
+    assert_eq!(
+        text(&fx, "(-> (all) (:group-by :status))"),
+        format!(
+            "2 groups:\n\n## active (3)\n- {ALPHA} (active)\n- {BETA} (active)\n- {PLAN} (active)\n\n\
+             ## completed (1)\n- {GAMMA} (completed)\n"
+        )
+    );
+    assert_eq!(
+        text(&fx, "(-> (all) (:where (= :status \"blocked\")))"),
+        "No matching tasks.\n"
+    );
+    assert_eq!(
+        text(&fx, "(-> (dormant) (:ids))"),
+        format!("1 task:\n- {GAMMA}\n")
+    );
+}
+
+#[test]
+fn json_task_set_carries_every_field() {
+    let fx = seed();
+    let v = json_of(
+        &fx,
+        "(-> (all) (:minus (node \"beta\")) (:sort :created-ts :asc))",
+    );
+    assert_eq!(
+        v,
+        json!([
+            {
+                "slug": PLAN, "status": "active", "description": "the whole plan", "depot": null,
+                "parent": null, "display-name": PLAN, "created-ts": 1767225601,
+                "updated-ts": 1767225605, "status-ts": 1767225601, "obs-count": 0,
+                "edge-count": 2, "metadata": {}
+            },
+            {
+                "slug": ALPHA, "status": "active", "description": null, "depot": null,
+                "parent": PLAN, "display-name": ALPHA, "created-ts": 1767225602,
+                "updated-ts": 1767225608, "status-ts": 1767225602, "obs-count": 1,
+                "edge-count": 2, "metadata": {"priority": "high"}
+            },
+            {
+                "slug": GAMMA, "status": "completed", "description": null, "depot": null,
+                "parent": null, "display-name": GAMMA, "created-ts": 1767225609,
+                "updated-ts": 1767225610, "status-ts": 1767225610, "obs-count": 0,
+                "edge-count": 0, "metadata": {}
+            }
+        ])
+    );
+}
+
+#[test]
+fn json_for_ids_count_projection_groups_and_empty() {
+    let fx = seed();
+    assert_eq!(
+        json_of(&fx, "(-> (active) (:ids))"),
+        json!([ALPHA, BETA, PLAN])
+    );
+    assert_eq!(json_of(&fx, "(-> (all) (:count))"), json!(4));
+    assert_eq!(
+        json_of(
+            &fx,
+            "(-> (all) (:where (has :parent)) (:select :status :parent :updated-ts))"
+        ),
+        json!([
+            {"status": "active", "parent": PLAN, "updated-ts": 1767225608},
+            {"status": "active", "parent": PLAN, "updated-ts": 1767225606}
+        ])
+    );
+    assert_eq!(
+        json_of(&fx, "(-> (node \"a\") (:select :priority))"),
+        json!([{"priority": "high"}, {"priority": null}, {"priority": null}, {"priority": null}])
+    );
+    assert_eq!(
+        json_of(&fx, "(-> (all) (:group-by :status))"),
+        json!({
+            "active": [
+                {"slug": ALPHA, "display-name": ALPHA, "status": "active"},
+                {"slug": BETA, "display-name": BETA, "status": "active"},
+                {"slug": PLAN, "display-name": PLAN, "status": "active"}
+            ],
+            "completed": [{"slug": GAMMA, "display-name": GAMMA, "status": "completed"}]
+        })
+    );
+    let none = "(all) (:where (= :status \"blocked\"))";
+    assert_eq!(json_of(&fx, &format!("(-> {none})")), json!([]));
+    assert_eq!(json_of(&fx, &format!("(-> {none} (:ids))")), json!([]));
+    assert_eq!(json_of(&fx, &format!("(-> {none} (:count))")), json!(0));
+    assert_eq!(
+        json_of(&fx, &format!("(-> {none} (:select :slug))")),
+        json!([])
+    );
+    assert_eq!(
+        json_of(&fx, &format!("(-> {none} (:group-by :status))")),
+        json!({})
+    );
+}
+
+#[test]
+fn json_reflection_rows_carry_their_props() {
+    let fx = seed();
+    assert_eq!(
+        json_of(&fx, "(-> (edges) (:where (= :class \"structural\")))"),
+        json!([
+            {"slug": "forked-from", "class": "structural", "doc": json_of(&fx, "(-> (edges) (:where (= :slug \"forked-from\")) (:select :doc))")[0]["doc"]},
+            {"slug": "phase-of", "class": "structural", "doc": json_of(&fx, "(-> (edges) (:where (= :slug \"phase-of\")) (:select :doc))")[0]["doc"]}
+        ])
+    );
+}
+
+#[test]
+fn query_error_exits_1_with_a_caret_on_stderr() {
+    let fx = seed();
+    let o = cairn(&fx, &["query", "(-> (all) (:zelect :slug))"], None);
+    assert_eq!(o.code, 1);
+    assert_eq!(o.stdout, "");
+    assert_eq!(
+        o.stderr,
+        "Query error: Unknown step :zelect; did you mean :select?\n   \
+         ╭─[ query:1:12 ]\n   \
+         │\n \
+         1 │ (-> (all) (:zelect :slug))\n   \
+         │            ───┬───  \n   \
+         │               ╰───── Unknown step :zelect; did you mean :select?\n\
+         ───╯\n"
+    );
+    let o = cairn(&fx, &["query", "((("], None);
+    assert_eq!(o.code, 1);
+    assert!(o.stderr.starts_with("Parse error: "), "{}", o.stderr);
+    assert!(!o.stderr.contains('\x1b'), "NO_COLOR: no ANSI codes");
+    // The gate: a mutation on the read surface.
+    let o = cairn(&fx, &["query", "(-> (all) (:set-status! :blocked))"], None);
+    assert_eq!(o.code, 1);
+    assert_eq!(
+        o.stderr.lines().next(),
+        Some("Query error: Mutations need the task_query_write surface; task_query is read-only.")
+    );
+    // The same error as JSON output still goes to stderr, exit 1.
+    let o = cairn(&fx, &["query", "--format", "json", "(bogus)"], None);
+    assert_eq!(o.code, 1);
+    assert_eq!(o.stdout, "");
+    assert_eq!(
+        o.stderr.lines().next(),
+        Some("Query error: Unknown source bogus; did you mean edges?")
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let fx = seed();
+    let o = cairn(&fx, &["query", "--format", "yaml", "(all)"], None);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr
+            .contains("invalid value 'yaml' for '--format <FORMAT>'"),
+        "{}",
+        o.stderr
+    );
+    let o = cairn(&fx, &["query", "  "], None);
+    assert_eq!(
+        (o.code, o.stderr.as_str()),
+        (2, "error: query is required.\n")
+    );
+    let o = cairn(&fx, &["query", "-"], Some(""));
+    assert_eq!(
+        (o.code, o.stderr.as_str()),
+        (2, "error: query is required.\n")
+    );
+    let o = cairn(&fx, &["query", "--bogus"], None);
+    assert_eq!(o.code, 2);
+}
+
+#[test]
+fn stdin_input() {
+    let fx = seed();
+    let o = cairn(
+        &fx,
+        &["query", "-"],
+        Some("(-> (all)\n  ; a comment\n  (:count))\n"),
+    );
+    assert_eq!(
+        (o.code, o.stdout.as_str(), o.stderr.as_str()),
+        (0, "4\n", "")
+    );
+    let o = cairn(
+        &fx,
+        &["query", "--format", "json", "-"],
+        Some("(-> (dormant) (:ids))"),
+    );
+    assert_eq!(o.code, 0);
+    assert_eq!(
+        serde_json::from_str::<Value>(&o.stdout).unwrap(),
+        json!([GAMMA])
+    );
+    // No QUERY and stdin not a terminal: read stdin too.
+    let o = cairn(&fx, &["query"], Some("(-> (active) (:count))"));
+    assert_eq!((o.code, o.stdout.as_str()), (0, "3\n"));
+}
+
+#[test]
+fn explain_prints_sql_parameters_and_plan() {
+    let fx = seed();
+    let o = cairn(
+        &fx,
+        &[
+            "query",
+            "--explain",
+            "(-> (active) (:where (has :priority)))",
+        ],
+        None,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    assert_eq!(lines[0], "-- statement 1 of 1");
+    assert_eq!(lines[1], "WITH RECURSIVE");
+    assert!(o.stdout.contains("FROM tasks"), "{}", o.stdout);
+    assert!(o.stdout.contains("FROM task_metadata"), "{}", o.stdout);
+    assert!(lines.contains(&"-- parameters"));
+    assert!(lines.contains(&"?1 = \"priority\""), "{}", o.stdout);
+    let plan_at = lines.iter().position(|l| *l == "-- query plan").unwrap();
+    let plan = &lines[plan_at + 1..];
+    assert!(
+        plan.iter()
+            .any(|l| l.contains("SEARCH tasks USING INDEX tasks_status")),
+        "{plan:?}"
+    );
+    assert!(plan.iter().any(|l| l.contains("task_metadata")), "{plan:?}");
+    // Nothing ran: the store is unchanged and explain of a write query
+    // shows its statements without recording.
+    let before = fx.events();
+    let o = cairn(
+        &fx,
+        &[
+            "query",
+            "--write",
+            "--explain",
+            "(-> (node \"beta\") (:set-status! :blocked))",
+        ],
+        None,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert_eq!(o.stdout.lines().next(), Some("-- statement 1 of 2"));
+    assert_eq!(fx.events(), before);
+    // JSON explain is the structure.
+    let o = cairn(
+        &fx,
+        &[
+            "query",
+            "--explain",
+            "--format",
+            "json",
+            "(-> (all) (:count))",
+        ],
+        None,
+    );
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v["statements"].as_array().unwrap().len(), 1);
+    assert!(
+        v["statements"][0]["sql"]
+            .as_str()
+            .unwrap()
+            .contains("FROM tasks")
+    );
+}
+
+#[test]
+fn write_surface_records_and_returns() {
+    let fx = seed();
+    let before = fx.events();
+    let o = cairn(
+        &fx,
+        &[
+            "query",
+            "--write",
+            "(-> (node \"beta\") (:set-status! :blocked) (:ids))",
+        ],
+        None,
+    );
+    assert_eq!(
+        (o.code, o.stdout.as_str()),
+        (0, format!("1 task:\n- {BETA}\n").as_str())
+    );
+    assert_eq!(fx.events(), before + 1);
+    assert_eq!(
+        text(&fx, "(-> (all) (:where (= :status \"blocked\")) (:ids))"),
+        format!("1 task:\n- {BETA}\n")
+    );
+    // JSON of a write query: one run, the new values.
+    let v: Value = {
+        let o = cairn(
+            &fx,
+            &[
+                "query",
+                "--write",
+                "--format",
+                "json",
+                "(-> (node \"beta\") (:set! :owner \"ana\"))",
+            ],
+            None,
+        );
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        serde_json::from_str(&o.stdout).unwrap()
+    };
+    assert_eq!(v[0]["slug"], json!(BETA));
+    assert_eq!(v[0]["status"], json!("blocked"));
+    assert_eq!(fx.events(), before + 2);
+}
+
+#[test]
+fn current_selects_the_task_for_views() {
+    let fx = seed();
+    let o = cairn(&fx, &["query", "(-> (query \"frontier\") (:ids))"], None);
+    assert_eq!(o.code, 1);
+    assert_eq!(
+        o.stderr,
+        "Query error: This query needs a current task; select one first.\n   \
+         ╭─[ query:1:5 ]\n   \
+         │\n \
+         1 │ (-> (query \"frontier\") (:ids))\n   \
+         │     ─────────┬────────  \n   \
+         │              ╰────────── This query needs a current task; select one first.\n\
+         ───╯\n"
+    );
+    let o = cairn(
+        &fx,
+        &[
+            "query",
+            "--current",
+            PLAN,
+            "(-> (query \"frontier\") (:ids))",
+        ],
+        None,
+    );
+    assert_eq!(
+        (o.code, o.stdout.as_str()),
+        (0, format!("1 task:\n- {ALPHA}\n").as_str())
+    );
+    let o = cairn(
+        &fx,
+        &["query", "--current", "2026-01-01-nope", "(current)"],
+        None,
+    );
+    assert_eq!(
+        (o.code, o.stderr.as_str()),
+        (1, "No task 2026-01-01-nope.\n")
+    );
+}
+
+#[test]
+fn a_closed_stdout_is_not_a_crash() {
+    // `cairn query ... | head`: the reader goes away before the result is
+    // written; the write fails with EPIPE and cairn exits 0, quietly.
+    let fx = seed();
+    for args in [&["query", "(schema)"][..], &["repl"][..]] {
+        let mut child = Command::new(CAIRN)
+            .arg("--db")
+            .arg(fx.dir.path().join("cairn.db"))
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let mut stdin = child.stdin.take().unwrap();
+        if args[0] == "repl" {
+            stdin.write_all(b"(schema)\n(schema)\n").unwrap();
+        }
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8(out.stderr).unwrap(), "", "{args:?}");
+    }
+}

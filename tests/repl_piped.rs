@@ -1,0 +1,171 @@
+//! `cairn repl` with stdin not a terminal (issue 6): forms are read one
+//! after another, a form ends where its parens balance, and each result is
+//! printed; meta commands work the same way.
+
+mod common;
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use cairn::store::EdgeType;
+use common::Fx;
+
+const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
+
+fn seed() -> Fx {
+    let mut fx = Fx::new();
+    fx.create("plan");
+    fx.fork("plan", "alpha");
+    fx.fork("plan", "beta");
+    fx.link("beta", "alpha", EdgeType::DependsOn);
+    fx
+}
+
+fn repl(fx: &Fx, args: &[&str], input: &str) -> (i32, String, String) {
+    let mut child = Command::new(CAIRN)
+        .arg("--db")
+        .arg(fx.dir.path().join("cairn.db"))
+        .arg("repl")
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn three_forms_in_three_results_out() {
+    let fx = seed();
+    let input = "(-> (all) (:count))\n\
+                 (-> (node \"plan\")\n    ; children of the plan\n    (:follow :phase-of)\n    (:ids))\n\
+                 \n\
+                 (-> (all) (:where (= :slug \"2026-01-01-alpha\")))\n";
+    let (code, out, err) = repl(&fx, &[], input);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(
+        out,
+        "3\n\
+         2 tasks:\n- 2026-01-01-alpha\n- 2026-01-01-beta\n\
+         1 task:\n- 2026-01-01-alpha (active)\n"
+    );
+}
+
+#[test]
+fn current_sets_the_session_task_for_plan_and_frontier() {
+    let fx = seed();
+    let input = "(query \"plan-frontier\")\n\
+                 :current 2026-01-01-nope\n\
+                 :current 2026-01-01-plan\n\
+                 (-> (query \"frontier\") (:ids))\n\
+                 (-> (current) (:ids))\n\
+                 :current\n";
+    let (code, out, err) = repl(&fx, &[], input);
+    assert_eq!(code, 1, "a form failed");
+    assert_eq!(
+        out,
+        "Current task: 2026-01-01-plan.\n\
+         1 task:\n- 2026-01-01-alpha\n\
+         1 task:\n- 2026-01-01-plan\n\
+         Current task: 2026-01-01-plan.\n"
+    );
+    let err: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        err.first(),
+        Some(&"Query error: This query needs a current task; select one first.")
+    );
+    assert_eq!(err.last(), Some(&"No task 2026-01-01-nope."));
+}
+
+#[test]
+fn write_on_then_a_mutation_and_off_again() {
+    let fx = seed();
+    let before = fx.events();
+    let input = "(-> (node \"alpha\") (:set-status! :completed) (:count))\n\
+                 :write on\n\
+                 (-> (node \"alpha\") (:set-status! :completed) (:count))\n\
+                 :write off\n\
+                 (-> (dormant) (:ids))\n";
+    let (code, out, err) = repl(&fx, &[], input);
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        "Write surface: mutations are recorded.\n\
+         1\n\
+         Read surface: mutations are refused.\n\
+         1 task:\n- 2026-01-01-alpha\n"
+    );
+    assert!(
+        err.starts_with(
+            "Query error: Mutations need the task_query_write surface; task_query is read-only.\n"
+        ),
+        "{err}"
+    );
+    assert_eq!(fx.events(), before + 1);
+    // `--write` starts on the write surface.
+    let (code, out, _) = repl(
+        &fx,
+        &["--write"],
+        "(-> (node \"beta\") (:set! :owner \"ana\") (:count))\n",
+    );
+    assert_eq!((code, out.as_str()), (0, "1\n"));
+}
+
+#[test]
+fn errors_carry_a_caret_and_reading_goes_on() {
+    let fx = seed();
+    let (code, out, err) = repl(
+        &fx,
+        &[],
+        "(-> (all) (:fol :phase-of))\n(-> (all) (:count))\n",
+    );
+    assert_eq!(code, 1);
+    assert_eq!(out, "3\n");
+    assert_eq!(
+        err,
+        "Query error: Unknown step :fol; did you mean :follow?\n   \
+         ╭─[ query:1:12 ]\n   \
+         │\n \
+         1 │ (-> (all) (:fol :phase-of))\n   \
+         │            ──┬─  \n   \
+         │              ╰─── Unknown step :fol; did you mean :follow?\n\
+         ───╯\n"
+    );
+}
+
+#[test]
+fn meta_commands() {
+    let fx = seed();
+    let input = ":help\n:bogus\n:sql (-> (all) (:count))\n:explain (-> (all) (:count))\n\
+                 :schema\n:views\n:quit\n(-> (all) (:count))\n";
+    let (code, out, err) = repl(&fx, &[], input);
+    assert_eq!(code, 1);
+    assert_eq!(err, "Unknown command :bogus; try :help.\n");
+    assert!(out.starts_with("Type a TQ query and press Enter;"), "{out}");
+    assert!(out.contains("  :current [SLUG]     show or set the current task"));
+    assert!(out.contains("SELECT count(*)"), "{out}");
+    assert!(out.contains("-- query plan\n"), "{out}");
+    assert!(
+        out.contains("- select  category=step  kind=shaper  signature=field..."),
+        "{out}"
+    );
+    assert!(
+        out.contains("- plan-frontier  origin=builtin  source="),
+        "{out}"
+    );
+    // :quit stops reading: the last count never ran.
+    assert!(!out.ends_with("3\n"), "{out}");
+}
