@@ -51,11 +51,16 @@ impl Store {
         require_fts5(&conn)?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
-        if !mode.eq_ignore_ascii_case("wal") {
-            let _: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
-        }
-        migrate(&conn)?;
+        // Switching to WAL and migrating take locks for which SQLite does not
+        // always call the busy handler (two processes creating one store at
+        // once): retry those on SQLITE_BUSY until the busy timeout.
+        retry_busy(|| {
+            let mode: String = conn.query_row("PRAGMA journal_mode", [], |r| r.get(0))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                let _: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+            }
+            migrate(&conn)
+        })?;
         Ok(Store {
             conn,
             path: path.to_path_buf(),
@@ -216,6 +221,26 @@ fn read_version(conn: &Connection) -> Result<i64, StoreError> {
 
 /// Brings the schema to [`SCHEMA_VERSION`]. Reads the version first and takes
 /// the write lock (`BEGIN IMMEDIATE`) only when behind.
+/// Runs `f` again while it fails with `SQLITE_BUSY`/`SQLITE_LOCKED`, sleeping
+/// 10 ms between tries, for at most [`BUSY_TIMEOUT`]; then returns its last
+/// result.
+fn retry_busy<T>(mut f: impl FnMut() -> Result<T, StoreError>) -> Result<T, StoreError> {
+    let start = std::time::Instant::now();
+    loop {
+        match f() {
+            Err(StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _)))
+                if matches!(
+                    e.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && start.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            other => return other,
+        }
+    }
+}
+
 fn migrate(conn: &Connection) -> Result<(), StoreError> {
     let version = read_version(conn)?;
     if version == SCHEMA_VERSION {
