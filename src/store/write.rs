@@ -85,6 +85,14 @@ pub struct WriteReport {
     pub seqs: Vec<i64>,
 }
 
+/// What [`WriteTx::append`] appends for one event: the salted copy when it
+/// is a repeat (else the event itself), its canonical data and content key.
+struct Resolved {
+    salted: Option<NewEvent>,
+    data: String,
+    key: String,
+}
+
 /// A write transaction in progress (`BEGIN IMMEDIATE`). Events appended
 /// through it are folded at once, so SQL run on [`WriteTx::conn`] afterwards
 /// sees the new projection. Committed when the `write_with` closure returns
@@ -121,10 +129,11 @@ impl WriteTx<'_> {
         let mut seqs = Vec::with_capacity(events.len());
         for ev in events {
             validate(ev)?;
-            let Some((salted, data, key)) = self.resolve_repeat(ev)? else {
+            let Some(resolved) = self.resolve_repeat(ev)? else {
                 continue;
             };
-            let ev = salted.as_ref().unwrap_or(ev);
+            let ev = resolved.salted.as_ref().unwrap_or(ev);
+            let (data, key) = (resolved.data, resolved.key);
             if let Some(seq) = self.append_one(&new_event_id(), ev, &data, &key)? {
                 seqs.push(seq);
             }
@@ -133,13 +142,8 @@ impl WriteTx<'_> {
     }
 
     /// Decides whether `ev` is new, a retry (`None`: skip it) or a repeat
-    /// (`Some((Some(salted), ..))`). Returns the event to append when it
-    /// differs from `ev`, its canonical data and its key.
-    #[allow(clippy::type_complexity)]
-    fn resolve_repeat(
-        &self,
-        ev: &NewEvent,
-    ) -> Result<Option<(Option<NewEvent>, String, String)>, StoreError> {
+    /// (`Some` with `salted` set).
+    fn resolve_repeat(&self, ev: &NewEvent) -> Result<Option<Resolved>, StoreError> {
         let conn: &Connection = &self.tx;
         let newest: Option<i64> = conn
             .prepare_cached("SELECT max(seq) FROM events WHERE task_id = ?1")?
@@ -161,7 +165,7 @@ impl WriteTx<'_> {
                 .query_row(params![key], |r| r.get(0))
                 .optional()?;
             match existing {
-                None => return Ok(Some((salted, data, key))),
+                None => return Ok(Some(Resolved { salted, data, key })),
                 Some(seq) if Some(seq) == newest => return Ok(None),
                 Some(_) => {}
             }
@@ -213,7 +217,7 @@ impl WriteTx<'_> {
         data: &str,
         key: &str,
     ) -> Result<Option<i64>, StoreError> {
-        validate(ev)?;
+        // Callers (`append`, `import`) have run `validate(ev)`.
         let conn: &Connection = &self.tx;
         // The previous distinct session: the last event's session when it is
         // not ours, else the last event's own previous session (one indexed
