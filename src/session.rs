@@ -103,15 +103,18 @@ impl Session {
     }
 
     /// `task_create`'s rule: adopt `slug` as current only when none is set.
+    /// The pointer is stored bare: a depot prefix `name:` is stripped
+    /// (spec/store.md "Slugs and names"), so `(current)` finds the task.
     pub fn adopt_if_none(&mut self, slug: &str) {
         if self.current.is_none() {
-            self.current = Some(slug.to_string());
+            self.current = Some(crate::store::slug::strip_depot(slug.trim()).to_string());
         }
     }
 
-    /// `task_fork`'s and an explicit `task_bootstrap`'s rule: switch to `slug`.
+    /// `task_fork`'s and an explicit `task_bootstrap`'s rule: switch to
+    /// `slug`, stored bare (depot prefix stripped).
     pub fn switch_to(&mut self, slug: &str) {
-        self.current = Some(slug.to_string());
+        self.current = Some(crate::store::slug::strip_depot(slug.trim()).to_string());
     }
 }
 

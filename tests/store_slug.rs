@@ -103,3 +103,41 @@ fn depot_prefixes_are_stripped() {
     assert_eq!(strip_depot("notes:2026-01-01-x"), "2026-01-01-x");
     assert_eq!(strip_depot("2026-01-01-x"), "2026-01-01-x");
 }
+
+#[test]
+fn decomposed_and_composed_accents_mint_one_slug() {
+    assert_eq!(
+        core_of("caf\u{e9} menu redesign").unwrap(),
+        "café-menu-redesign"
+    );
+    assert_eq!(
+        core_of("cafe\u{301} menu redesign").unwrap(),
+        "café-menu-redesign"
+    );
+}
+
+#[test]
+fn lower_casing_adds_no_combining_marks() {
+    assert_eq!(
+        core_of("İstanbul office move").unwrap(),
+        "istanbul-office-move"
+    );
+    assert_eq!(core_of("İstanbul").unwrap(), "istanbul");
+}
+
+#[test]
+fn the_core_is_capped_at_sixty_characters() {
+    // Four words of 20 letters: two make 41 characters, a third would make
+    // 62, so two are kept.
+    let w = "abcdefghijklmnopqrst";
+    let name = format!("{w} {w} {w} {w}");
+    assert_eq!(core_of(&name).unwrap(), format!("{w}-{w}"));
+    // Exactly 60 characters is kept whole: 29 + 1 + 30.
+    let a = "a".repeat(29);
+    let b = "b".repeat(30);
+    assert_eq!(core_of(&format!("{a} {b}")).unwrap(), format!("{a}-{b}"));
+    // A single long word is cut to 60.
+    let long = "x".repeat(100);
+    assert_eq!(core_of(&long).unwrap(), "x".repeat(60));
+    assert_eq!(core_of(&format!("{long} planner")).unwrap(), "x".repeat(60));
+}

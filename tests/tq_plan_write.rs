@@ -253,3 +253,41 @@ fn long_and_deep_queries_run_or_fail_as_query_errors() {
         "Query error: the query is too complex to run (Expression tree is too large (maximum depth 1000)); split it into smaller queries."
     );
 }
+
+#[test]
+fn a_query_of_many_flips_stamps_now_and_a_later_write_still_wins() {
+    let mut f = Fx::new();
+    f.create("alpha");
+    let before = f.events();
+    let flips = r#"(:set-status! "completed") (:set-status! "open")"#.repeat(50);
+    let q = format!(r#"(-> (node "{}") {flips} (:select :status))"#, s("alpha"));
+    assert_eq!(f.w(&q), format!("1 task:\n- {}  status=open", s("alpha")));
+    // Every flip is recorded: 100 events, none dropped as a duplicate.
+    assert_eq!(f.events(), before + 100);
+    let later = format!(
+        r#"(-> (node "{}") (:set-status! "completed") (:select :status))"#,
+        s("alpha")
+    );
+    assert_eq!(
+        f.w(&later),
+        format!("1 task:\n- {}  status=completed", s("alpha"))
+    );
+    assert_eq!(f.events(), before + 101);
+    let now = cairn::store::now();
+    let future: i64 = f
+        .store
+        .conn()
+        .query_row("SELECT count(*) FROM events WHERE ts > ?1", [now], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(future, 0);
+    assert_eq!(
+        f.r(&format!(
+            r#"(-> (node "{}") (:select :status))"#,
+            s("alpha")
+        )),
+        format!("1 task:\n- {}  status=completed", s("alpha"))
+    );
+    assert!(f.store.verify().unwrap().ok);
+}

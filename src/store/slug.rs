@@ -1,11 +1,18 @@
 //! Slug minting and name validation (spec/store.md "Slugs and names").
 //!
-//! A slug is `YYYY-MM-DD-<core>`. The core comes from the name: leading
+//! A slug is `YYYY-MM-DD-<core>`. The core comes from the name, NFC-normalised
+//! first (decomposed and composed accents give one slug): leading
 //! `YYYY-MM-DD-` prefixes are stripped, `_` and `/` become spaces, characters
 //! other than letters, digits, spaces and `-` are dropped, the name splits
 //! into words at spaces and `-`, words are lower-cased, words under 3
 //! characters and [`STOPWORDS`] are dropped, and the first 4 words are kept,
-//! joined by `-`. Thin names are rejected first (see [`core_of`]).
+//! joined by `-`, at most [`MAX_CORE_CHARS`] characters (cut at a word
+//! boundary; a single longer word is cut). Lower-casing never adds combining
+//! marks (`İstanbul` → `istanbul`). Thin names are rejected first (see
+//! [`core_of`]).
+
+use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::char::is_combining_mark;
 
 use super::error::StoreError;
 
@@ -93,6 +100,10 @@ pub const MIN_SINGLE_WORD: usize = 6;
 /// The most words a core keeps.
 pub const MAX_CORE_WORDS: usize = 4;
 
+/// The most characters (Unicode scalar values) a core keeps: words are kept
+/// whole while they fit; a single longer word is cut to this length.
+pub const MAX_CORE_CHARS: usize = 60;
+
 /// Strips a depot prefix `name:` from a slug argument (spec/store.md: "A depot
 /// prefix `name:` before a slug argument is stripped before lookup").
 /// `depot:2026-01-01-x` → `2026-01-01-x`; `2026-01-01-x` unchanged.
@@ -136,12 +147,15 @@ pub fn core_of(name: &str) -> Result<String, StoreError> {
     if name.trim().is_empty() {
         return Err(StoreError::NameRequired);
     }
-    let stripped = strip_date_prefixes(name);
+    let composed: String = name.nfc().collect();
+    let stripped = strip_date_prefixes(&composed);
     let cleaned: String = stripped
         .chars()
         .map(|c| if c == '_' || c == '/' { ' ' } else { c })
         .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-')
-        .flat_map(char::to_lowercase)
+        .flat_map(lower)
+        .collect::<String>()
+        .nfc()
         .collect();
     let tokens: Vec<&str> = cleaned
         .split([' ', '-'])
@@ -177,8 +191,41 @@ pub fn core_of(name: &str) -> Result<String, StoreError> {
         )),
         [one] if VAGUE_WORDS.contains(one) => Err(thin("a single vague word")),
         [one] if one.chars().count() < MIN_SINGLE_WORD => Err(thin("a single short word")),
-        _ => Ok(words.join("-")),
+        _ => Ok(cap_core(&words)),
     }
+}
+
+/// The lower-case form of `c` without the combining marks lower-casing
+/// itself adds (`İ` lower-cases to `i` + U+0307; the slug keeps `i`).
+/// Marks that were in the name stay (they were composed by NFC first).
+fn lower(c: char) -> impl Iterator<Item = char> {
+    c.to_lowercase()
+        .enumerate()
+        .filter(|(i, m)| *i == 0 || !is_combining_mark(*m))
+        .map(|(_, m)| m)
+}
+
+/// Joins `words` with `-`, keeping at most [`MAX_CORE_CHARS`] characters:
+/// whole words while they fit; a first word longer than the cap is cut to it.
+fn cap_core(words: &[&str]) -> String {
+    let mut out = String::new();
+    let mut len = 0;
+    for w in words {
+        let n = w.chars().count();
+        let sep = usize::from(!out.is_empty());
+        if len + sep + n > MAX_CORE_CHARS {
+            if out.is_empty() {
+                out = w.chars().take(MAX_CORE_CHARS).collect();
+            }
+            break;
+        }
+        if sep == 1 {
+            out.push('-');
+        }
+        out.push_str(w);
+        len += sep + n;
+    }
+    out
 }
 
 /// Letters then digits (`p1`, `v12`, `phase2`), or digits then letters (`1a`).

@@ -8,6 +8,74 @@ use super::error::StoreError;
 use super::event::{LoggedEvent, NewEvent, canonical_json, event_key, new_event_id};
 use super::fold::{FoldInput, fold, parse_action};
 use super::open::Store;
+use serde_json::Value;
+
+/// The data field that salts a legitimate repeat of an older event (same
+/// subject, type, second, session and data) so it gets a fresh content key;
+/// the fold ignores it (docs/store.md "Events").
+pub const REPEAT_FIELD: &str = "repeat";
+
+/// The largest accepted `ts`: 9999-12-31T23:59:59Z in Unix seconds.
+pub const MAX_TS: i64 = 253_402_300_799;
+
+/// Refuses hostile events before they reach the log: an empty subject or
+/// type, a subject starting with `@` other than [`super::RESERVED_CAIRN`]
+/// (and any `child_id`/`target_id` starting with `@`),
+/// control characters in the subject, a referenced slug (`child_id`,
+/// `target_id`) or a metadata/view key, a `ts` outside `0..=MAX_TS`, and
+/// malformed data of a known type. Old timestamps are legal (imports).
+/// Errors: [`StoreError::InvalidEvent`] whose reason is one sentence.
+fn validate(ev: &NewEvent) -> Result<(), StoreError> {
+    let invalid = |reason: String| StoreError::InvalidEvent {
+        event_type: ev.event_type.clone(),
+        reason,
+    };
+    if ev.task_id.trim().is_empty() {
+        return Err(invalid("the subject task_id is empty".to_string()));
+    }
+    if ev.event_type.trim().is_empty() {
+        return Err(invalid("the event type is empty".to_string()));
+    }
+    if ev.task_id.starts_with('@') && ev.task_id != super::RESERVED_CAIRN {
+        return Err(invalid(format!(
+            "the subject {:?} is reserved (only {} may start with @)",
+            ev.task_id,
+            super::RESERVED_CAIRN
+        )));
+    }
+    if ev.task_id.chars().any(char::is_control) {
+        return Err(invalid(format!(
+            "the subject {:?} contains control characters",
+            ev.task_id
+        )));
+    }
+    for field in ["child_id", "target_id"] {
+        if let Some(Value::String(v)) = ev.data.get(field)
+            && v.starts_with('@')
+        {
+            return Err(invalid(format!(
+                "data.{field} {v:?} is a reserved subject (tasks cannot start with @)"
+            )));
+        }
+    }
+    for field in ["child_id", "target_id", "key", "name"] {
+        if let Some(Value::String(v)) = ev.data.get(field)
+            && v.chars().any(char::is_control)
+        {
+            return Err(invalid(format!(
+                "data.{field} {v:?} contains control characters"
+            )));
+        }
+    }
+    if !(0..=MAX_TS).contains(&ev.ts) {
+        return Err(invalid(format!(
+            "ts {} is outside 0..={MAX_TS} (year 9999)",
+            ev.ts
+        )));
+    }
+    parse_action(&ev.event_type, &ev.data).map_err(invalid)?;
+    Ok(())
+}
 
 /// What a write appended: the `seq` of each event actually appended, in
 /// batch order (duplicates — same content key as a logged event — skipped).
@@ -15,6 +83,14 @@ use super::open::Store;
 pub struct WriteReport {
     /// Local sequence numbers of the appended events.
     pub seqs: Vec<i64>,
+}
+
+/// What [`WriteTx::append`] appends for one event: the salted copy when it
+/// is a repeat (else the event itself), its canonical data and content key.
+struct Resolved {
+    salted: Option<NewEvent>,
+    data: String,
+    key: String,
 }
 
 /// A write transaction in progress (`BEGIN IMMEDIATE`). Events appended
@@ -32,21 +108,82 @@ impl WriteTx<'_> {
     }
 
     /// Appends and folds `events` in order. Returns the `seq` of each event
-    /// actually appended; an event whose content key is already logged is
-    /// skipped (not folded again). Errors: [`StoreError::InvalidEvent`] for
-    /// an empty subject or malformed data of a known type (the whole
+    /// actually appended.
+    ///
+    /// A content key already in the log is a *retry* only when its event is
+    /// the newest (max `seq`) event of the subject task: the event is then
+    /// skipped (not logged, not folded, no seq). Otherwise the event is a
+    /// legitimate repeat of an older one (completed → open → completed in
+    /// one second) and is appended with the salt `"repeat": N` added to its
+    /// data — N = 1, 2, ... the smallest whose key is unused; when that
+    /// salted key's event is itself the subject's newest, the event is a
+    /// retry of that repeat and is skipped. The fold ignores `repeat`
+    /// (docs/store.md "Events").
+    ///
+    /// Errors: [`StoreError::InvalidEvent`] for an empty or reserved subject,
+    /// control characters in a slug or metadata key, a `ts` outside
+    /// `0..=253402300799`, or malformed data of a known type (the whole
     /// transaction should then be abandoned by returning the error),
     /// [`StoreError::Sqlite`].
     pub fn append(&mut self, events: &[NewEvent]) -> Result<Vec<i64>, StoreError> {
         let mut seqs = Vec::with_capacity(events.len());
         for ev in events {
-            let data = canonical_json(&ev.data);
-            let key = event_key(&ev.task_id, &ev.event_type, ev.ts, &ev.session_id, &data);
+            validate(ev)?;
+            let Some(resolved) = self.resolve_repeat(ev)? else {
+                continue;
+            };
+            let ev = resolved.salted.as_ref().unwrap_or(ev);
+            let (data, key) = (resolved.data, resolved.key);
             if let Some(seq) = self.append_one(&new_event_id(), ev, &data, &key)? {
                 seqs.push(seq);
             }
         }
         Ok(seqs)
+    }
+
+    /// Decides whether `ev` is new, a retry (`None`: skip it) or a repeat
+    /// (`Some` with `salted` set).
+    fn resolve_repeat(&self, ev: &NewEvent) -> Result<Option<Resolved>, StoreError> {
+        let conn: &Connection = &self.tx;
+        let newest: Option<i64> = conn
+            .prepare_cached("SELECT max(seq) FROM events WHERE task_id = ?1")?
+            .query_row(params![ev.task_id], |r| r.get(0))?;
+        let mut salted: Option<NewEvent> = None;
+        let mut repeat: i64 = 0;
+        loop {
+            let candidate = salted.as_ref().unwrap_or(ev);
+            let data = canonical_json(&candidate.data);
+            let key = event_key(
+                &candidate.task_id,
+                &candidate.event_type,
+                candidate.ts,
+                &candidate.session_id,
+                &data,
+            );
+            let existing: Option<i64> = conn
+                .prepare_cached("SELECT seq FROM events WHERE event_key = ?1")?
+                .query_row(params![key], |r| r.get(0))
+                .optional()?;
+            match existing {
+                None => return Ok(Some(Resolved { salted, data, key })),
+                Some(seq) if Some(seq) == newest => return Ok(None),
+                Some(_) => {}
+            }
+            repeat += 1;
+            let mut next = ev.clone();
+            match next.data.as_object_mut() {
+                Some(map) => {
+                    map.insert(REPEAT_FIELD.to_string(), Value::from(repeat));
+                }
+                None => {
+                    return Err(StoreError::InvalidEvent {
+                        event_type: ev.event_type.clone(),
+                        reason: "data must be a JSON object".to_string(),
+                    });
+                }
+            }
+            salted = Some(next);
+        }
     }
 
     /// Appends already-logged events (from another store's log, keeping their
@@ -65,6 +202,7 @@ impl WriteTx<'_> {
             };
             let data = canonical_json(&ev.data);
             let key = event_key(&ev.task_id, &ev.event_type, ev.ts, &ev.session_id, &data);
+            validate(&ev)?;
             if let Some(seq) = self.append_one(&logged.event_id, &ev, &data, &key)? {
                 seqs.push(seq);
             }
@@ -79,17 +217,7 @@ impl WriteTx<'_> {
         data: &str,
         key: &str,
     ) -> Result<Option<i64>, StoreError> {
-        let invalid = |reason: String| StoreError::InvalidEvent {
-            event_type: ev.event_type.clone(),
-            reason,
-        };
-        if ev.task_id.trim().is_empty() {
-            return Err(invalid("the subject task_id is empty".to_string()));
-        }
-        if ev.event_type.trim().is_empty() {
-            return Err(invalid("the event type is empty".to_string()));
-        }
-        parse_action(&ev.event_type, &ev.data).map_err(invalid)?;
+        // Callers (`append`, `import`) have run `validate(ev)`.
         let conn: &Connection = &self.tx;
         // The previous distinct session: the last event's session when it is
         // not ours, else the last event's own previous session (one indexed

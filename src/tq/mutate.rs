@@ -9,8 +9,6 @@
 //! projection inside the same transaction, so tasks carry their new values.
 //! Any error rolls the whole transaction back: nothing is recorded.
 
-use std::collections::HashSet;
-
 use rusqlite::Connection;
 
 use super::diagnostic::Diagnostic;
@@ -31,32 +29,6 @@ pub enum WriteError {
     /// The store refused or failed the append.
     #[error(transparent)]
     Store(#[from] StoreError),
-}
-
-/// Stamps the events of one query. The log ignores an event whose content
-/// key (subject, type, ts, session, data) is already present, so a query that
-/// records the same event twice (`(:set-status! "open") (:set-status!
-/// "active") (:set-status! "open")`) would lose the repeat; the stamper moves
-/// such a repeat (and everything after it) one second later, keeping the
-/// query's events in order under last-writer-wins.
-struct Stamper {
-    ts: i64,
-    seen: HashSet<(String, i64)>,
-}
-
-impl Stamper {
-    fn stamp(&mut self, mut e: NewEvent) -> NewEvent {
-        let key = format!("{}\u{0}{}\u{0}{}", e.task_id, e.event_type, e.data);
-        while !self.seen.insert((key.clone(), self.ts)) {
-            self.ts += 1;
-        }
-        e.ts = self.ts;
-        e
-    }
-
-    fn stamp_all(&mut self, events: Vec<NewEvent>) -> Vec<NewEvent> {
-        events.into_iter().map(|e| self.stamp(e)).collect()
-    }
 }
 
 /// One row of a `Tail::Targets` statement.
@@ -194,7 +166,11 @@ pub fn statements(plan: &Plan) -> Vec<Statement> {
 }
 
 /// Runs a write plan inside `tx`: the write form first, then each segment.
-/// `ts` (Unix seconds) stamps every event; `session.id` signs them.
+/// `ts` (Unix seconds) stamps every event of the query — all carry the same
+/// `ts`, never a later one; their order under last-writer-wins is their
+/// event ids' (monotonic ULIDs), and a step that repeats an earlier event
+/// of the query is salted by the write boundary (`"repeat": N`), not
+/// dropped. `session.id` signs them.
 pub fn run_write(
     tx: &mut WriteTx<'_>,
     plan: &Plan,
@@ -202,10 +178,6 @@ pub fn run_write(
     ts: i64,
 ) -> Result<Output, WriteError> {
     let sid = session.id.as_str();
-    let mut stamper = Stamper {
-        ts,
-        seen: HashSet::new(),
-    };
     match &plan.write_form {
         Some(WriteForm::Define { name, text }) => {
             let existing = user_view(tx.conn(), name)?;
@@ -237,7 +209,7 @@ pub fn run_write(
                 plan.reflect,
             );
             let targets = read_targets(tx.conn(), &st)?;
-            let events = stamper.stamp_all(events_for(tx.conn(), m, &targets, sid, ts)?);
+            let events = events_for(tx.conn(), m, &targets, sid, ts)?;
             if !events.is_empty() {
                 tx.append(&events)?;
             }
