@@ -31,6 +31,17 @@ pub const NO_CURRENT: &str = "This query needs a current task; select one first.
 /// counts one level per view. The 33rd level is refused with
 /// [`view_depth_error`].
 pub const MAX_VIEW_DEPTH: usize = 32;
+/// The deepest nesting of pipelines one query may reach once its views are
+/// expanded (docs/planner.md "View nesting"): each set-operation operand and
+/// each view body is one level below the pipeline naming it. One query text
+/// reaches about 63 levels at the parser's depth of 128, so this only stops
+/// views stacked on deep operands (the planner and the SQL lowering recurse
+/// per level).
+pub const MAX_NESTING: usize = 64;
+/// The refusal past [`MAX_NESTING`] levels.
+pub const NESTING_ERROR: &str =
+    "The query nests deeper than 64 levels once its views are expanded; flatten a view.";
+
 /// The prefix of a diagnostic raised while planning a stored view's body
 /// (docs/planner.md "Errors inside a view"): `in view NAME: ` + the inner message.
 pub const IN_VIEW: &str = "in view ";
@@ -231,6 +242,7 @@ pub fn plan(q: &Query, surface: Surface, cat: &Catalog) -> Result<Plan, Diagnost
         cat,
         stack: Vec::new(),
         views: 0,
+        depth: 0,
         reflect: false,
     };
     let (write_form, main) = match &q.source.node {
@@ -313,11 +325,28 @@ struct Planner<'a> {
     stack: Vec<String>,
     /// Views being expanded right now (the `define!` name not counted).
     views: usize,
+    /// Pipelines being planned right now (operands and view bodies nest).
+    depth: usize,
     reflect: bool,
 }
 
 impl Planner<'_> {
+    /// Plans one pipeline one level deeper; past [`MAX_NESTING`] levels the
+    /// [`NESTING_ERROR`].
     fn pipeline(&mut self, q: &Query, allow_mut: bool) -> Result<Pipeline, Diagnostic> {
+        if self.depth >= MAX_NESTING {
+            return Err(Diagnostic::query(
+                NESTING_ERROR,
+                Some(q.source.span.clone()),
+            ));
+        }
+        self.depth += 1;
+        let out = self.pipeline_at(q, allow_mut);
+        self.depth -= 1;
+        out
+    }
+
+    fn pipeline_at(&mut self, q: &Query, allow_mut: bool) -> Result<Pipeline, Diagnostic> {
         let span = &q.source.span;
         let (source, enriched) = match &q.source.node {
             Source::All => (PSource::All, false),
@@ -464,11 +493,12 @@ impl Planner<'_> {
 /// (the user's `(query "name")`, whose text the spans must point into) and
 /// prefixes its message with `in view NAME: `. Kept as they are (span moved
 /// only): a message already prefixed by a deeper view (the innermost view is
-/// named), the cycle error, the nesting limit and the missing current task
+/// named), the cycle error, the two nesting limits and the missing current task
 /// (those name the view or are about the session, not the view's text).
 fn anchor_in_view(name: &str, span: &Span, d: Diagnostic) -> Diagnostic {
     let keep = d.message.starts_with(IN_VIEW)
         || d.message.starts_with("Views nest deeper than ")
+        || d.message == NESTING_ERROR
         || (d.message.starts_with("View ") && d.message.ends_with(" is defined in terms of itself."))
         || d.message == NO_CURRENT;
     let message = if keep {

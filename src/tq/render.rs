@@ -425,8 +425,9 @@ mod tests {
     fn truncates_at_budget_with_continuation() {
         let ids: Vec<String> = (0..2000).map(|i| format!("task-{i:05}")).collect();
         let text = render(&Output::Ids { ids });
-        // header "2000 tasks:" is 11 chars; each line "\n- task-00000" is 13.
-        let shown = (TEXT_BUDGET - 11) / 13;
+        // header "2000 tasks:" is 11 chars; each line "\n- task-00000" is 13;
+        // the continuation line (79 chars with its newline) fits too.
+        let shown = 1223;
         let last = text.lines().last().unwrap_or_default().to_string();
         assert_eq!(
             last,
@@ -435,7 +436,98 @@ mod tests {
             )
         );
         assert_eq!(text.lines().count(), shown + 2);
-        let body: String = text.lines().take(shown + 1).collect::<Vec<_>>().join("\n");
-        assert!(body.chars().count() <= TEXT_BUDGET);
+        assert_eq!(text.chars().count(), 11 + 13 * shown + 79);
+        assert!(text.chars().count() <= TEXT_BUDGET);
+        assert!(text.chars().count() + 13 > TEXT_BUDGET);
+    }
+
+    #[test]
+    fn a_first_line_over_budget_is_shown_cut_never_showing_0() {
+        let mut a = row("a", "active");
+        a.display = "x".repeat(20_000);
+        let o = Output::Tasks {
+            tasks: vec![a.clone(), row("b", "open")],
+            enriched: false,
+        };
+        let text = render(&o);
+        assert_eq!(text.chars().count(), TEXT_BUDGET);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0], "2 tasks:");
+        assert!(lines[1].starts_with("- a [xxx"));
+        assert!(lines[1].ends_with("x…"));
+        assert_eq!(
+            lines[2],
+            "… truncated: showing 1 of 2 tasks; narrow the query or add (:take 1)."
+        );
+        let one = render(&Output::Tasks {
+            tasks: vec![a],
+            enriched: false,
+        });
+        assert_eq!(
+            one.lines().last(),
+            Some("… truncated: showing 1 of 1 task; narrow the query or add (:take 1).")
+        );
+        assert_eq!(one.chars().count(), TEXT_BUDGET);
+    }
+
+    #[test]
+    fn groups_are_capped_at_the_budget() {
+        let rows: Vec<(TaskRow, Option<String>)> = (0..3000)
+            .map(|i| (row(&format!("task-{i:05}"), "open"), Some(format!("k{}", i % 2))))
+            .collect();
+        let o = Output::Groups {
+            field: "k".into(),
+            groups: group(rows),
+        };
+        let text = render(&o);
+        assert!(text.chars().count() <= TEXT_BUDGET);
+        // "2 groups:" 9 + "\n\n## k0 (1500)" 14 + lines of 20
+        // ("\n- task-00000 (open)") + the continuation line (77 here).
+        let shown = text.lines().filter(|l| l.starts_with("- ")).count();
+        assert_eq!(shown, (TEXT_BUDGET - 9 - 14 - 77) / 20);
+        assert_eq!(shown, 795);
+        assert_eq!(
+            text.lines().last(),
+            Some(
+                format!(
+                    "… truncated: showing {shown} of 3000 tasks; narrow the query or add (:take {shown})."
+                )
+                .as_str()
+            )
+        );
+    }
+
+    #[test]
+    fn user_values_never_start_a_line() {
+        let mut a = row("a", "active");
+        a.display = "B\n- 2026-01-01-evil (active)".into();
+        a.obs = Some(0);
+        a.edges = Some(0);
+        a.meta = vec![(
+            "multi".into(),
+            "line1\r\n- 2026-01-01-fake (active)\t\u{0}\u{85}".into(),
+        )];
+        let o = Output::Tasks {
+            tasks: vec![a.clone()],
+            enriched: true,
+        };
+        assert_eq!(
+            render(&o),
+            "1 task:\n- a [B\\n- 2026-01-01-evil (active)] (active) obs=0 edges=0\n    multi: line1\\r\\n- 2026-01-01-fake (active)\\t\\u{0}\\u{85}"
+        );
+        let g = Output::Groups {
+            field: "multi".into(),
+            groups: group(vec![(row("a", "active"), Some("x\n- b (open)".into()))]),
+        };
+        assert_eq!(render(&g), "1 group:\n\n## x\\n- b (open) (1)\n- a (active)");
+        let p = Output::Projection {
+            fields: vec!["description".into()],
+            rows: vec![ProjRow {
+                slug: "a".into(),
+                cells: vec![Cell::Text("one\ntwo".into())],
+            }],
+        };
+        assert_eq!(render(&p), "1 task:\n- a  description=one\\ntwo");
     }
 }
