@@ -134,7 +134,9 @@ fn sixty_three_nested_operands_in_one_text_still_plan() {
         let count = f.r(&format!("{} (:count))", &q[..q.len() - 1]));
         let sid = f.session.id.clone();
         f.write(vec![NewEvent::view_define(&sid, 1_767_225_700, "deep", &q)]);
-        let one_more = f.r(&format!("(-> (all) (:union (-> (active) (:union (query \"deep\")))) (:count))"));
+        let one_more = f.r(&format!(
+            "(-> (all) (:union (-> (active) (:union (query \"deep\")))) (:count))"
+        ));
         (count, one_more)
     });
     assert_eq!(out.0, "1");
@@ -156,11 +158,16 @@ fn suggestions_skip_long_names_and_lists_are_capped() {
     // List entries are cut at 80 characters, the colon included.
     let x = format!(":{}…", "x".repeat(79));
     assert!(
-        out.starts_with(&format!("Query error: Unknown field {cut}. Known fields: :slug, ")),
+        out.starts_with(&format!(
+            "Query error: Unknown field {cut}. Known fields: :slug, "
+        )),
         "{}",
         &out[..200]
     );
-    assert!(out.contains(&format!(":epoch, :display-name, :priority, {x}, ")), "{out}");
+    assert!(
+        out.contains(&format!(":epoch, :display-name, :priority, {x}, ")),
+        "{out}"
+    );
     assert!(out.chars().count() < 1_000, "{}", out.chars().count());
     // A near miss within 3 of a long key is not searched (over 200 chars).
     let near = format!("{}q", "x".repeat(49_999));
@@ -267,7 +274,9 @@ fn set_refuses_computed_fields_but_not_display_name() {
     ] {
         assert_eq!(
             f.w(&format!(r#"(-> (node "alpha") (:set! :{k} "x"))"#)),
-            format!("Query error: (:set! ...) will not set :{k}; it is a computed field, not metadata."),
+            format!(
+                "Query error: (:set! ...) will not set :{k}; it is a computed field, not metadata."
+            ),
         );
     }
     assert_eq!(
@@ -303,7 +312,9 @@ fn reserved_link_targets_are_refused_and_depots_stripped() {
     );
     assert_eq!(f.events(), e0);
     assert_eq!(
-        f.w(r#"(-> (node "beta") (:link! :related "x:2026-01-01-alpha") (:follow :related) (:ids))"#),
+        f.w(
+            r#"(-> (node "beta") (:link! :related "x:2026-01-01-alpha") (:follow :related) (:ids))"#
+        ),
         format!("1 task:\n- {}", s("alpha"))
     );
     assert_eq!(f.events(), e0 + 1);
@@ -334,10 +345,7 @@ fn case_folding_is_unicode() {
         f.r(r#"(-> (node "ÉCOLE-ÉTÉ") (:ids))"#),
         format!("1 task:\n- {}", s("école-été"))
     );
-    assert_eq!(
-        f.w(r#"(-> (node "École") (:count))"#),
-        "1"
-    );
+    assert_eq!(f.w(r#"(-> (node "École") (:count))"#), "1");
 }
 
 #[test]
@@ -401,8 +409,5 @@ fn lexer_whitespace_bom_nbsp_and_bare_cr() {
     assert_eq!(f.r("\u{FEFF}(-> (all) (:count))"), n);
     assert_eq!(f.r("(->\u{00A0}(all) (:count))\u{00A0}"), n);
     assert_eq!(f.r("; c\r(-> (all) (:count))"), n);
-    assert_eq!(
-        f.r("(all) ; c\r(all)"),
-        f.r("(all) (all)")
-    );
+    assert_eq!(f.r("(all) ; c\r(all)"), f.r("(all) (all)"));
 }

@@ -133,7 +133,9 @@ fn simple_source() -> impl Strategy<Value = Source> {
         Just(Source::Edges),
         nonempty().prop_map(Source::Node),
         nonempty().prop_map(Source::View),
-        nonempty().prop_map(|name| Source::Undefine { name }),
+        nonempty()
+            .prop_filter("not blank", |n| !n.trim().is_empty())
+            .prop_map(|name| Source::Undefine { name }),
     ]
 }
 

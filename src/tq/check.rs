@@ -511,10 +511,7 @@ impl Checker<'_> {
                         "unlinked"
                     };
                     return err(
-                        format!(
-                            "{} is reserved; it cannot be {verb}.",
-                            shown_name(&target)
-                        ),
+                        format!("{} is reserved; it cannot be {verb}.", shown_name(&target)),
                         &args[1].span,
                     );
                 }

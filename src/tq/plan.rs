@@ -474,8 +474,8 @@ impl Planner<'_> {
                 }
             },
         };
-        let q = front::compile(text, &self.cat.meta_keys)
-            .map_err(|d| anchor_in_view(name, span, d))?;
+        let q =
+            front::compile(text, &self.cat.meta_keys).map_err(|d| anchor_in_view(name, span, d))?;
         self.stack.push(name.to_string());
         self.views += 1;
         let body = self.pipeline(&q, false);
@@ -499,7 +499,8 @@ fn anchor_in_view(name: &str, span: &Span, d: Diagnostic) -> Diagnostic {
     let keep = d.message.starts_with(IN_VIEW)
         || d.message.starts_with("Views nest deeper than ")
         || d.message == NESTING_ERROR
-        || (d.message.starts_with("View ") && d.message.ends_with(" is defined in terms of itself."))
+        || (d.message.starts_with("View ")
+            && d.message.ends_with(" is defined in terms of itself."))
         || d.message == NO_CURRENT;
     let message = if keep {
         d.message

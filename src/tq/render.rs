@@ -300,10 +300,7 @@ pub fn render(o: &Output) -> String {
             let total: usize = groups.iter().map(|g| g.tasks.len()).sum();
             let mut entries: Vec<(String, usize)> = Vec::new();
             for g in groups {
-                entries.push((
-                    format!("\n## {} ({})", one_line(&g.key), g.tasks.len()),
-                    0,
-                ));
+                entries.push((format!("\n## {} ({})", one_line(&g.key), g.tasks.len()), 0));
                 for t in &g.tasks {
                     entries.push((task_lines(t, false), 1));
                 }
@@ -474,7 +471,12 @@ mod tests {
     #[test]
     fn groups_are_capped_at_the_budget() {
         let rows: Vec<(TaskRow, Option<String>)> = (0..3000)
-            .map(|i| (row(&format!("task-{i:05}"), "open"), Some(format!("k{}", i % 2))))
+            .map(|i| {
+                (
+                    row(&format!("task-{i:05}"), "open"),
+                    Some(format!("k{}", i % 2)),
+                )
+            })
             .collect();
         let o = Output::Groups {
             field: "k".into(),
@@ -520,7 +522,10 @@ mod tests {
             field: "multi".into(),
             groups: group(vec![(row("a", "active"), Some("x\n- b (open)".into()))]),
         };
-        assert_eq!(render(&g), "1 group:\n\n## x\\n- b (open) (1)\n- a (active)");
+        assert_eq!(
+            render(&g),
+            "1 group:\n\n## x\\n- b (open) (1)\n- a (active)"
+        );
         let p = Output::Projection {
             fields: vec!["description".into()],
             rows: vec![ProjRow {

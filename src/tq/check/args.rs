@@ -35,9 +35,7 @@ impl Checker<'_> {
         // `display-name` IS metadata by definition, so it is settable.
         if key != "display-name" && lookup_field(&key).is_some() {
             return err(
-                format!(
-                    "(:set! ...) will not set :{key}; it is a computed field, not metadata."
-                ),
+                format!("(:set! ...) will not set :{key}; it is a computed field, not metadata."),
                 span,
             );
         }
