@@ -134,9 +134,7 @@ fn sixty_three_nested_operands_in_one_text_still_plan() {
         let count = f.r(&format!("{} (:count))", &q[..q.len() - 1]));
         let sid = f.session.id.clone();
         f.write(vec![NewEvent::view_define(&sid, 1_767_225_700, "deep", &q)]);
-        let one_more = f.r(&format!(
-            "(-> (all) (:union (-> (active) (:union (query \"deep\")))) (:count))"
-        ));
+        let one_more = f.r(r#"(-> (all) (:union (-> (active) (:union (query "deep")))) (:count))"#);
         (count, one_more)
     });
     assert_eq!(out.0, "1");
