@@ -133,7 +133,9 @@ fn simple_source() -> impl Strategy<Value = Source> {
         Just(Source::Edges),
         nonempty().prop_map(Source::Node),
         nonempty().prop_map(Source::View),
-        nonempty().prop_map(|name| Source::Undefine { name }),
+        nonempty()
+            .prop_filter("not blank", |n| !n.trim().is_empty())
+            .prop_map(|name| Source::Undefine { name }),
     ]
 }
 
@@ -159,13 +161,19 @@ fn set_step() -> impl Strategy<Value = Step> {
         proptest::collection::vec(edge(), 1..4).prop_map(Step::Closure),
         proptest::sample::select(Status::ALL.to_vec()).prop_map(Step::SetStatus),
         (
-            "[a-z][a-z0-9-]{0,6}".prop_filter("not slug/status", |k| k != "slug" && k != "status"),
+            // Declared fields other than display-name are refused by (:set! ...).
+            "[a-z][a-z0-9-]{0,6}".prop_filter("not a declared field", |k| {
+                k == "display-name" || registry::lookup_field(k).is_none()
+            }),
             text()
         )
             .prop_map(|(key, value)| Step::SetMeta { key, value }),
         (
             proptest::sample::select(LINK_EDGES.to_vec()),
-            nonempty(),
+            // A depot prefix is stripped and `@` targets are refused.
+            nonempty().prop_filter("no depot, not reserved", |t| {
+                !t.contains(':') && !t.starts_with('@')
+            }),
             any::<bool>()
         )
             .prop_map(|(edge, target, link)| {
@@ -199,7 +207,7 @@ fn query() -> impl Strategy<Value = Query> {
     (
         prop_oneof![
             4 => simple_source(),
-            1 => (nonempty(), set_query()).prop_map(|(name, body)| Source::Define { name, body: Box::new(body) }),
+            1 => (nonempty().prop_filter("not blank", |n| !n.trim().is_empty()), set_query()).prop_map(|(name, body)| Source::Define { name, body: Box::new(body) }),
         ],
         proptest::collection::vec(step(), 0..4),
         proptest::option::of(shaper()),

@@ -37,10 +37,29 @@ fn err<T>(msg: impl Into<String>, span: &Span) -> R<T> {
     Err(Diagnostic::query(msg, Some(span.clone())))
 }
 
-/// The nearest of `candidates` to `name` within edit distance 3 (first on ties).
+/// Names longer than this (in characters) get no "did you mean" search.
+pub const SUGGEST_MAX_NAME: usize = 200;
+/// The most names a "Known ..."/"Available: ..." list shows before `, ...`.
+pub const LIST_MAX_NAMES: usize = 30;
+/// Names longer than this (in characters) are cut with `…` in messages.
+pub const NAME_MAX_SHOWN: usize = 80;
+
+/// The nearest of `candidates` to `name` within edit distance 3 (first on
+/// ties). Bounded work (docs/tq.md "Suggestions"): no search at all for a
+/// name over [`SUGGEST_MAX_NAME`] characters, and a candidate whose length
+/// differs from the name's by more than 3 is skipped without computing the
+/// distance (it cannot be within 3).
 pub fn suggest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) -> Option<&'c str> {
+    let n = name.chars().count();
+    if n > SUGGEST_MAX_NAME {
+        return None;
+    }
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
+        // Byte length bounds char length from above; a cheap first filter.
+        if c.len() > 4 * (n + 3) || c.chars().count().abs_diff(n) > 3 {
+            continue;
+        }
         let d = strsim::levenshtein(name, c);
         if d <= 3 && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, c));
@@ -49,16 +68,43 @@ pub fn suggest<'c>(name: &str, candidates: impl IntoIterator<Item = &'c str>) ->
     best.map(|(_, c)| c)
 }
 
+/// `name` as shown in a message: cut to [`NAME_MAX_SHOWN`] characters + `…`.
+pub fn shown_name(name: &str) -> String {
+    if name.chars().count() > NAME_MAX_SHOWN {
+        let short: String = name.chars().take(NAME_MAX_SHOWN).collect();
+        format!("{short}…")
+    } else {
+        name.to_string()
+    }
+}
+
+/// A message's name list: each name through [`shown_name`], joined by
+/// `, `; past [`LIST_MAX_NAMES`] names the first 30 then `, ...` (30 keeps
+/// the 21 declared fields whole in the unknown-field list).
+pub fn name_list<S: AsRef<str>>(names: &[S]) -> String {
+    let mut shown: Vec<String> = names
+        .iter()
+        .take(LIST_MAX_NAMES)
+        .map(|n| shown_name(n.as_ref()))
+        .collect();
+    if names.len() > LIST_MAX_NAMES {
+        shown.push("...".to_string());
+    }
+    shown.join(", ")
+}
+
 /// `Unknown WHAT PREFIXname; did you mean PREFIXnear?` or
-/// `Unknown WHAT PREFIXname. Known PLURAL: a, b, c.`
+/// `Unknown WHAT PREFIXname. Known PLURAL: a, b, c.` (names cut and the
+/// list capped by [`name_list`]).
 fn unknown(what: &str, plural: &str, prefix: &str, name: &str, known: &[String]) -> String {
+    let shown = shown_name(name);
     match suggest(name, known.iter().map(String::as_str)) {
-        Some(near) => format!("Unknown {what} {prefix}{name}; did you mean {prefix}{near}?"),
+        Some(near) => format!("Unknown {what} {prefix}{shown}; did you mean {prefix}{near}?"),
         None => {
             let list: Vec<String> = known.iter().map(|k| format!("{prefix}{k}")).collect();
             format!(
-                "Unknown {what} {prefix}{name}. Known {plural}: {}.",
-                list.join(", ")
+                "Unknown {what} {prefix}{shown}. Known {plural}: {}.",
+                name_list(&list)
             )
         }
     }
@@ -278,7 +324,9 @@ impl Checker<'_> {
     fn view_name(&self, args: &[SSexp], span: &Span, entry: &FormEntry) -> R<String> {
         let msg = format!("{} needs a non-empty string view name.", entry.usage);
         let name = self.one_string(args, span, &msg)?;
-        if name.is_empty() {
+        // A write form's name must show: blank (Unicode whitespace only) is empty.
+        let blank = entry.op != Op::View && name.trim().is_empty();
+        if name.is_empty() || blank {
             return err(msg, span);
         }
         Ok(name)
@@ -450,8 +498,25 @@ impl Checker<'_> {
                         &args[0].span,
                     );
                 }
+                // A depot prefix is stripped (spec/store.md); what is left
+                // must name a task, and never a reserved `@` node.
                 let target = match &args[1].node {
-                    Sexp::Str(t) if !t.is_empty() => t.clone(),
+                    Sexp::Str(t) => crate::store::slug::strip_depot(t).to_string(),
+                    _ => String::new(),
+                };
+                if target.starts_with('@') {
+                    let verb = if entry.op == Op::Link {
+                        "linked"
+                    } else {
+                        "unlinked"
+                    };
+                    return err(
+                        format!("{} is reserved; it cannot be {verb}.", shown_name(&target)),
+                        &args[1].span,
+                    );
+                }
+                let target = match target {
+                    t if !t.is_empty() => t,
                     _ => {
                         return err(
                             format!(

@@ -13,7 +13,7 @@ use super::diagnostic::Diagnostic;
 use super::plan::{Pipeline, Plan, Shaper};
 use super::registry;
 use super::render::{Cell, Output, ProjRow, TaskRow, group};
-use super::sql::{self, MISSING_CURRENT_FN, Param, Start, Statement, Tail};
+use super::sql::{self, FOLD_FN, MISSING_CURRENT_FN, Param, Start, Statement, Tail};
 
 /// Marks an error raised by our own SQL function, carrying a query error text.
 const QUERY_ERROR_MARK: &str = "tq-query-error: ";
@@ -71,15 +71,36 @@ pub fn classify(e: rusqlite::Error) -> ExecError {
     ExecError::Sqlite(e)
 }
 
-/// Registers the SQL functions the lowered statements call (the missing
-/// current task error) on `conn`.
+/// Registers the SQL functions the lowered statements call on `conn`: the
+/// missing current task error ([`MISSING_CURRENT_FN`]) and the Unicode case
+/// fold ([`FOLD_FN`], see [`fold`]).
 pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
     conn.create_scalar_function(MISSING_CURRENT_FN, 1, FunctionFlags::SQLITE_UTF8, |ctx| {
         let slug: String = ctx.get(0)?;
         Err::<i64, _>(rusqlite::Error::UserFunctionError(
             format!("{QUERY_ERROR_MARK}The current task {slug} is not in the store.").into(),
         ))
-    })
+    })?;
+    conn.create_scalar_function(
+        FOLD_FN,
+        1,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| Ok(fold(ctx.get_raw(0))),
+    )
+}
+
+/// `tq_fold(x)`: the case fold of `(node ...)` and `(matches ...)`
+/// (docs/planner.md "Case folding"). Text is Rust's `str::to_lowercase`
+/// (full Unicode: `É` → `é`, `ẞ` → `ß`); NULL stays NULL; a number folds
+/// to its decimal text; a blob is read as lossy UTF-8.
+pub fn fold(v: rusqlite::types::ValueRef<'_>) -> Option<String> {
+    use rusqlite::types::ValueRef;
+    match v {
+        ValueRef::Null => None,
+        ValueRef::Integer(i) => Some(i.to_string()),
+        ValueRef::Real(r) => Some(r.to_string()),
+        ValueRef::Text(b) | ValueRef::Blob(b) => Some(String::from_utf8_lossy(b).to_lowercase()),
+    }
 }
 
 /// The planner's catalog read in ONE statement: live metadata keys (sorted)

@@ -1,6 +1,9 @@
 //! TQ tokens with byte spans (spec/tq.md §1 "Lexical rules", grammar/tq.ebnf).
 //! Keywords and symbols fold to lower case; strings keep case and accept only
-//! the `\"` and `\\` escapes; `;` comments and whitespace are skipped.
+//! the `\"` and `\\` escapes; `;` comments (to `\n` or a bare `\r`) and
+//! whitespace are skipped. Whitespace is space, tab, CR, LF, form feed,
+//! NBSP (U+00A0) and the byte-order mark (U+FEFF, so a leading BOM is
+//! skipped; docs/tq.md "Lexical rules").
 
 use logos::Logos;
 
@@ -27,8 +30,8 @@ pub enum LexError {
 /// One token. Keyword and symbol text is lower case; a keyword's text has no colon.
 #[derive(Logos, Debug, Clone, PartialEq)]
 #[logos(error = LexError)]
-#[logos(skip r"[ \t\r\n\x0C]+")]
-#[logos(skip(r";[^\n]*", allow_greedy = true))]
+#[logos(skip r"[ \t\r\n\x0C\u{A0}\u{FEFF}]+")]
+#[logos(skip(r";[^\n\r]*", allow_greedy = true))]
 pub enum Token {
     /// `(`.
     #[token("(")]
@@ -194,6 +197,26 @@ mod tests {
                 (Token::LParen, 5..6),
                 (Token::Symbol("all".into()), 6..9),
                 (Token::RParen, 9..10)
+            ]
+        );
+    }
+
+    #[test]
+    fn bare_cr_ends_a_comment_and_bom_nbsp_are_whitespace() {
+        assert_eq!(
+            toks("; c\r(all)"),
+            vec![
+                (Token::LParen, 4..5),
+                (Token::Symbol("all".into()), 5..8),
+                (Token::RParen, 8..9)
+            ]
+        );
+        assert_eq!(
+            toks("\u{FEFF}(all)\u{A0}"),
+            vec![
+                (Token::LParen, 3..4),
+                (Token::Symbol("all".into()), 4..7),
+                (Token::RParen, 7..8)
             ]
         );
     }

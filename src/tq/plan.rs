@@ -26,6 +26,31 @@ pub const OPERAND_SHAPER: &str =
 pub const VIEW_SHAPER: &str = "A view definition must yield a set of tasks, not a final value.";
 /// `(current)` with no current task (§2).
 pub const NO_CURRENT: &str = "This query needs a current task; select one first.";
+/// The deepest chain of views one query may expand (docs/planner.md
+/// "View nesting"): a view whose body names a view whose body names a view...
+/// counts one level per view. The 33rd level is refused with
+/// [`view_depth_error`].
+pub const MAX_VIEW_DEPTH: usize = 32;
+/// The deepest nesting of pipelines one query may reach once its views are
+/// expanded (docs/planner.md "View nesting"): each set-operation operand and
+/// each view body is one level below the pipeline naming it. One query text
+/// reaches about 63 levels at the parser's depth of 128, so this only stops
+/// views stacked on deep operands (the planner and the SQL lowering recurse
+/// per level).
+pub const MAX_NESTING: usize = 64;
+/// The refusal past [`MAX_NESTING`] levels.
+pub const NESTING_ERROR: &str =
+    "The query nests deeper than 64 levels once its views are expanded; flatten a view.";
+
+/// The prefix of a diagnostic raised while planning a stored view's body
+/// (docs/planner.md "Errors inside a view"): `in view NAME: ` + the inner message.
+pub const IN_VIEW: &str = "in view ";
+
+/// `Views nest deeper than 32 levels (at NAME); flatten the view.` — NAME is
+/// the view whose expansion would be level 33.
+pub fn view_depth_error(name: &str) -> String {
+    format!("Views nest deeper than {MAX_VIEW_DEPTH} levels (at {name}); flatten the view.")
+}
 
 /// Which reflective source a row set comes from (spec/tq.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -216,6 +241,8 @@ pub fn plan(q: &Query, surface: Surface, cat: &Catalog) -> Result<Plan, Diagnost
     let mut p = Planner {
         cat,
         stack: Vec::new(),
+        views: 0,
+        depth: 0,
         reflect: false,
     };
     let (write_form, main) = match &q.source.node {
@@ -252,7 +279,7 @@ pub fn plan(q: &Query, surface: Surface, cat: &Catalog) -> Result<Plan, Diagnost
 }
 
 fn check_view_name(name: &str, span: &Span) -> Result<(), Diagnostic> {
-    if name.is_empty() {
+    if name.trim().is_empty() {
         return Err(Diagnostic::query(
             "(define! \"name\" Q) needs a non-empty string view name.",
             Some(span.clone()),
@@ -294,12 +321,32 @@ fn gate(q: &Query, surface: Surface) -> Result<(), Diagnostic> {
 
 struct Planner<'a> {
     cat: &'a Catalog,
+    /// Names being resolved (the `define!` name first, when there is one).
     stack: Vec<String>,
+    /// Views being expanded right now (the `define!` name not counted).
+    views: usize,
+    /// Pipelines being planned right now (operands and view bodies nest).
+    depth: usize,
     reflect: bool,
 }
 
 impl Planner<'_> {
+    /// Plans one pipeline one level deeper; past [`MAX_NESTING`] levels the
+    /// [`NESTING_ERROR`].
     fn pipeline(&mut self, q: &Query, allow_mut: bool) -> Result<Pipeline, Diagnostic> {
+        if self.depth >= MAX_NESTING {
+            return Err(Diagnostic::query(
+                NESTING_ERROR,
+                Some(q.source.span.clone()),
+            ));
+        }
+        self.depth += 1;
+        let out = self.pipeline_at(q, allow_mut);
+        self.depth -= 1;
+        out
+    }
+
+    fn pipeline_at(&mut self, q: &Query, allow_mut: bool) -> Result<Pipeline, Diagnostic> {
         let span = &q.source.span;
         let (source, enriched) = match &q.source.node {
             Source::All => (PSource::All, false),
@@ -397,11 +444,21 @@ impl Planner<'_> {
     }
 
     /// Resolves a named view: user views shadow built-ins; a view reached
-    /// while resolving itself is the §5 cycle error.
+    /// while resolving itself is the §5 cycle error; a chain deeper than
+    /// [`MAX_VIEW_DEPTH`] views is refused before it is compiled (the planner,
+    /// the checker and the SQL lowering all recurse per level). Any error
+    /// from the view's body is re-anchored at `span` (the user's
+    /// `(query "name")`) by [`anchor_in_view`].
     fn view(&mut self, name: &str, span: &Span) -> Result<Pipeline, Diagnostic> {
         if self.stack.iter().any(|n| n == name) {
             return Err(Diagnostic::query(
                 format!("View {name} is defined in terms of itself."),
+                Some(span.clone()),
+            ));
+        }
+        if self.views >= MAX_VIEW_DEPTH {
+            return Err(Diagnostic::query(
+                view_depth_error(name),
                 Some(span.clone()),
             ));
         }
@@ -417,17 +474,14 @@ impl Planner<'_> {
                 }
             },
         };
-        // An error inside the view's own text points at `(query "name")` in
-        // the text the user wrote (the body's spans are into another text).
-        let here = |d: Diagnostic| Diagnostic {
-            span: Some(span.clone()),
-            ..d
-        };
-        let q = front::compile(text, &self.cat.meta_keys).map_err(here)?;
+        let q =
+            front::compile(text, &self.cat.meta_keys).map_err(|d| anchor_in_view(name, span, d))?;
         self.stack.push(name.to_string());
+        self.views += 1;
         let body = self.pipeline(&q, false);
+        self.views -= 1;
         self.stack.pop();
-        let body = body.map_err(here)?;
+        let body = body.map_err(|d| anchor_in_view(name, span, d))?;
         if body.shaper.is_some() {
             return Err(Diagnostic::query(VIEW_SHAPER, Some(span.clone())));
         }
@@ -435,16 +489,43 @@ impl Planner<'_> {
     }
 }
 
+/// Re-anchors a diagnostic raised inside view `name`'s stored text at `span`
+/// (the user's `(query "name")`, whose text the spans must point into) and
+/// prefixes its message with `in view NAME: `. Kept as they are (span moved
+/// only): a message already prefixed by a deeper view (the innermost view is
+/// named), the cycle error, the two nesting limits and the missing current task
+/// (those name the view or are about the session, not the view's text).
+fn anchor_in_view(name: &str, span: &Span, d: Diagnostic) -> Diagnostic {
+    let keep = d.message.starts_with(IN_VIEW)
+        || d.message.starts_with("Views nest deeper than ")
+        || d.message == NESTING_ERROR
+        || (d.message.starts_with("View ")
+            && d.message.ends_with(" is defined in terms of itself."))
+        || d.message == NO_CURRENT;
+    let message = if keep {
+        d.message
+    } else {
+        format!("{IN_VIEW}{name}: {}", d.message)
+    };
+    Diagnostic {
+        message,
+        span: Some(span.clone()),
+        ..d
+    }
+}
+
 /// `Unknown named query NAME. Available: a, b, c.` — user and built-in view
-/// names, sorted and deduplicated (§2).
+/// names, sorted and deduplicated (§2); names over 80 characters cut with
+/// `…`, the list capped at 30 names then `, ...` (`check::name_list`).
 pub fn unknown_view(name: &str, cat: &Catalog) -> String {
     let mut names: Vec<&str> = cat.user_views.keys().map(String::as_str).collect();
     names.extend(registry::builtin_views().iter().map(|v| v.name));
     names.sort_unstable();
     names.dedup();
     format!(
-        "Unknown named query {name}. Available: {}.",
-        names.join(", ")
+        "Unknown named query {}. Available: {}.",
+        super::check::shown_name(name),
+        super::check::name_list(&names)
     )
 }
 

@@ -133,15 +133,36 @@ impl Cell {
     }
 }
 
+/// `s` made safe for a one-line position (docs/tq.md "Output"): `\n` →
+/// `\\n`, `\r` → `\\r`, `\t` → `\\t`, every other C0/C1 control
+/// character (and DEL) → `\\u{XX}`, so a user value can never start a line
+/// of its own. Other characters are kept.
+pub fn one_line(s: &str) -> String {
+    if !s.chars().any(char::is_control) {
+        return s.to_string();
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{{{:x}}}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A task line `- SLUG [DISPLAY] (STATUS) obs=N edges=N`, then (enriched)
-/// `    key: value` lines.
+/// `    key: value` lines. Every value is passed through [`one_line`].
 pub fn task_lines(t: &TaskRow, enriched: bool) -> String {
-    let mut s = format!("- {}", t.slug);
+    let mut s = format!("- {}", one_line(&t.slug));
     if t.display != t.slug {
-        s.push_str(&format!(" [{}]", t.display));
+        s.push_str(&format!(" [{}]", one_line(&t.display)));
     }
     if let Some(st) = &t.status {
-        s.push_str(&format!(" ({st})"));
+        s.push_str(&format!(" ({})", one_line(st)));
     }
     if enriched {
         s.push_str(&format!(
@@ -150,34 +171,94 @@ pub fn task_lines(t: &TaskRow, enriched: bool) -> String {
             t.edges.unwrap_or(0)
         ));
         for (k, v) in &t.meta {
-            s.push_str(&format!("\n    {k}: {v}"));
+            s.push_str(&format!("\n    {}: {}", one_line(k), one_line(v)));
         }
     }
     s
 }
 
-/// Header + entries, stopped at the last whole entry within
-/// [`TEXT_BUDGET`] characters, then the continuation line.
-fn budgeted(entries: &[String]) -> String {
-    let n = entries.len();
-    let mut out = format!("{}:", plural(n, "task"));
-    let mut used = out.chars().count();
-    for (k, e) in entries.iter().enumerate() {
-        let len = 1 + e.chars().count();
-        if used + len > TEXT_BUDGET {
-            out.push_str(&format!(
-                "\n… truncated: showing {k} of {n} tasks; narrow the query or add (:take {k})."
-            ));
-            return out;
+/// The continuation line after `shown` (≥ 1) of `total` tasks.
+fn continuation(shown: usize, total: usize) -> String {
+    format!(
+        "\n… truncated: showing {shown} of {}; narrow the query or add (:take {shown}).",
+        plural(total, "task")
+    )
+}
+
+/// `s` cut to `max` characters, the last one `…` (`max` ≥ 1).
+fn cut_to(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// `header` + `entries` (each `(text, tasks it holds)`), whole entries
+/// while the text, continuation line included, stays within
+/// [`TEXT_BUDGET`] characters; then `… truncated: showing K of N tasks;
+/// narrow the query or add (:take K).` with K the tasks shown (never 0: a
+/// first task entry alone over budget is shown cut with `…`). `total` is N.
+fn budgeted_entries(header: String, entries: &[(String, usize)], total: usize) -> String {
+    let lens: Vec<usize> = entries.iter().map(|(e, _)| 1 + e.chars().count()).collect();
+    let head = header.chars().count();
+    if head + lens.iter().sum::<usize>() <= TEXT_BUDGET {
+        let mut out = header;
+        for (e, _) in entries {
+            out.push('\n');
+            out.push_str(e);
+        }
+        return out;
+    }
+    let mut out = header;
+    let mut used = head;
+    let mut shown = 0;
+    let mut next = 0;
+    for ((e, tasks), len) in entries.iter().zip(&lens) {
+        let after = shown + tasks;
+        let tail = continuation(after.max(1), total).chars().count();
+        if used + len + tail > TEXT_BUDGET {
+            break;
         }
         out.push('\n');
         out.push_str(e);
         used += len;
+        shown = after;
+        next += 1;
     }
+    if shown == 0 {
+        // Nothing whole fits: the next entries up to the first one holding
+        // a task, cut to fit.
+        let tail = continuation(1, total).chars().count();
+        let mut room = TEXT_BUDGET.saturating_sub(used + tail);
+        for (e, tasks) in entries.iter().skip(next) {
+            if room <= 1 {
+                break;
+            }
+            out.push('\n');
+            let piece = cut_to(e, room - 1);
+            room = room.saturating_sub(1 + piece.chars().count());
+            out.push_str(&piece);
+            if *tasks > 0 {
+                break;
+            }
+        }
+        shown = 1;
+    }
+    out.push_str(&continuation(shown, total));
     out
 }
 
-/// Renders `o` as the text of §4.
+/// Header + one task per entry within the budget (see [`budgeted_entries`]).
+fn budgeted(entries: &[String]) -> String {
+    let n = entries.len();
+    let entries: Vec<(String, usize)> = entries.iter().map(|e| (e.clone(), 1)).collect();
+    budgeted_entries(format!("{}:", plural(n, "task")), &entries, n)
+}
+
+/// Renders `o` as the text of §4. User values are [`one_line`]; node sets,
+/// projections and groups stay within [`TEXT_BUDGET`] characters.
 pub fn render(o: &Output) -> String {
     const EMPTY: &str = "No matching tasks.";
     match o {
@@ -192,7 +273,7 @@ pub fn render(o: &Output) -> String {
             if ids.is_empty() {
                 return EMPTY.into();
             }
-            let lines: Vec<String> = ids.iter().map(|s| format!("- {s}")).collect();
+            let lines: Vec<String> = ids.iter().map(|s| format!("- {}", one_line(s))).collect();
             budgeted(&lines)
         }
         Output::Count { count } => count.to_string(),
@@ -203,9 +284,9 @@ pub fn render(o: &Output) -> String {
             let lines: Vec<String> = rows
                 .iter()
                 .map(|r| {
-                    let mut s = format!("- {}", r.slug);
+                    let mut s = format!("- {}", one_line(&r.slug));
                     for (f, c) in fields.iter().zip(&r.cells) {
-                        s.push_str(&format!("  {f}={}", c.text()));
+                        s.push_str(&format!("  {}={}", one_line(f), one_line(&c.text())));
                     }
                     s
                 })
@@ -216,15 +297,19 @@ pub fn render(o: &Output) -> String {
             if groups.is_empty() {
                 return EMPTY.into();
             }
-            let mut out = format!("{}:", plural(groups.len(), "group"));
+            let total: usize = groups.iter().map(|g| g.tasks.len()).sum();
+            let mut entries: Vec<(String, usize)> = Vec::new();
             for g in groups {
-                out.push_str(&format!("\n\n## {} ({})", g.key, g.tasks.len()));
+                entries.push((format!("\n## {} ({})", one_line(&g.key), g.tasks.len()), 0));
                 for t in &g.tasks {
-                    out.push('\n');
-                    out.push_str(&task_lines(t, false));
+                    entries.push((task_lines(t, false), 1));
                 }
             }
-            out
+            budgeted_entries(
+                format!("{}:", plural(groups.len(), "group")),
+                &entries,
+                total,
+            )
         }
     }
 }
@@ -337,8 +422,9 @@ mod tests {
     fn truncates_at_budget_with_continuation() {
         let ids: Vec<String> = (0..2000).map(|i| format!("task-{i:05}")).collect();
         let text = render(&Output::Ids { ids });
-        // header "2000 tasks:" is 11 chars; each line "\n- task-00000" is 13.
-        let shown = (TEXT_BUDGET - 11) / 13;
+        // header "2000 tasks:" is 11 chars; each line "\n- task-00000" is 13;
+        // the continuation line (79 chars with its newline) fits too.
+        let shown = 1223;
         let last = text.lines().last().unwrap_or_default().to_string();
         assert_eq!(
             last,
@@ -347,7 +433,106 @@ mod tests {
             )
         );
         assert_eq!(text.lines().count(), shown + 2);
-        let body: String = text.lines().take(shown + 1).collect::<Vec<_>>().join("\n");
-        assert!(body.chars().count() <= TEXT_BUDGET);
+        assert_eq!(text.chars().count(), 11 + 13 * shown + 79);
+        assert!(text.chars().count() <= TEXT_BUDGET);
+        assert!(text.chars().count() + 13 > TEXT_BUDGET);
+    }
+
+    #[test]
+    fn a_first_line_over_budget_is_shown_cut_never_showing_0() {
+        let mut a = row("a", "active");
+        a.display = "x".repeat(20_000);
+        let o = Output::Tasks {
+            tasks: vec![a.clone(), row("b", "open")],
+            enriched: false,
+        };
+        let text = render(&o);
+        assert_eq!(text.chars().count(), TEXT_BUDGET);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert_eq!(lines[0], "2 tasks:");
+        assert!(lines[1].starts_with("- a [xxx"));
+        assert!(lines[1].ends_with("x…"));
+        assert_eq!(
+            lines[2],
+            "… truncated: showing 1 of 2 tasks; narrow the query or add (:take 1)."
+        );
+        let one = render(&Output::Tasks {
+            tasks: vec![a],
+            enriched: false,
+        });
+        assert_eq!(
+            one.lines().last(),
+            Some("… truncated: showing 1 of 1 task; narrow the query or add (:take 1).")
+        );
+        assert_eq!(one.chars().count(), TEXT_BUDGET);
+    }
+
+    #[test]
+    fn groups_are_capped_at_the_budget() {
+        let rows: Vec<(TaskRow, Option<String>)> = (0..3000)
+            .map(|i| {
+                (
+                    row(&format!("task-{i:05}"), "open"),
+                    Some(format!("k{}", i % 2)),
+                )
+            })
+            .collect();
+        let o = Output::Groups {
+            field: "k".into(),
+            groups: group(rows),
+        };
+        let text = render(&o);
+        assert!(text.chars().count() <= TEXT_BUDGET);
+        // "2 groups:" 9 + "\n\n## k0 (1500)" 14 + lines of 20
+        // ("\n- task-00000 (open)") + the continuation line (77 here).
+        let shown = text.lines().filter(|l| l.starts_with("- ")).count();
+        assert_eq!(shown, (TEXT_BUDGET - 9 - 14 - 77) / 20);
+        assert_eq!(shown, 795);
+        assert_eq!(
+            text.lines().last(),
+            Some(
+                format!(
+                    "… truncated: showing {shown} of 3000 tasks; narrow the query or add (:take {shown})."
+                )
+                .as_str()
+            )
+        );
+    }
+
+    #[test]
+    fn user_values_never_start_a_line() {
+        let mut a = row("a", "active");
+        a.display = "B\n- 2026-01-01-evil (active)".into();
+        a.obs = Some(0);
+        a.edges = Some(0);
+        a.meta = vec![(
+            "multi".into(),
+            "line1\r\n- 2026-01-01-fake (active)\t\u{0}\u{85}".into(),
+        )];
+        let o = Output::Tasks {
+            tasks: vec![a.clone()],
+            enriched: true,
+        };
+        assert_eq!(
+            render(&o),
+            "1 task:\n- a [B\\n- 2026-01-01-evil (active)] (active) obs=0 edges=0\n    multi: line1\\r\\n- 2026-01-01-fake (active)\\t\\u{0}\\u{85}"
+        );
+        let g = Output::Groups {
+            field: "multi".into(),
+            groups: group(vec![(row("a", "active"), Some("x\n- b (open)".into()))]),
+        };
+        assert_eq!(
+            render(&g),
+            "1 group:\n\n## x\\n- b (open) (1)\n- a (active)"
+        );
+        let p = Output::Projection {
+            fields: vec!["description".into()],
+            rows: vec![ProjRow {
+                slug: "a".into(),
+                cells: vec![Cell::Text("one\ntwo".into())],
+            }],
+        };
+        assert_eq!(render(&p), "1 task:\n- a  description=one\\ntwo");
     }
 }

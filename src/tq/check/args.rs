@@ -30,6 +30,15 @@ impl Checker<'_> {
                 span,
             );
         }
+        // Every other declared field is computed (or a reflection prop):
+        // recorded as metadata it would be invisible behind the field.
+        // `display-name` IS metadata by definition, so it is settable.
+        if key != "display-name" && lookup_field(&key).is_some() {
+            return err(
+                format!("(:set! ...) will not set :{key}; it is a computed field, not metadata."),
+                span,
+            );
+        }
         let value = match &args[1].node {
             Sexp::Str(v) => v.clone(),
             Sexp::Int(i) => i.to_string(),
@@ -70,7 +79,7 @@ impl Checker<'_> {
 
     pub(super) fn status(&self, s: &SSexp) -> R<Status> {
         let (name, shown) = match &s.node {
-            Sexp::Keyword(k) => (k.clone(), format!(":{k}")),
+            Sexp::Keyword(k) => (k.clone(), format!(":{}", super::shown_name(k))),
             Sexp::Str(v) | Sexp::Symbol(v) => (v.clone(), self.quote(s)),
             _ => {
                 return err(

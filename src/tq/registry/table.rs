@@ -61,7 +61,7 @@ pub(super) static FORMS: &[FormEntry] = &[
     form("ids", C::Step, SH, &[], "(:ids)", Op::Ids, "The slugs."),
     form("count", C::Step, SH, &[], "(:count)", Op::Count, "The number of tasks."),
     form("set-status!", C::Step, MU, &[Arg::Status], "(:set-status! STATUS)", Op::SetStatus, "Set each task's status."),
-    form("set!", C::Step, MU, &[Arg::Lit, Arg::Lit], "(:set! :key \"value\")", Op::SetMeta, "Set a metadata key on each task (not :slug or :status)."),
+    form("set!", C::Step, MU, &[Arg::Lit, Arg::Lit], "(:set! :key \"value\")", Op::SetMeta, "Set a metadata key on each task (not :slug, :status or another computed field; :display-name is settable)."),
     form("link!", C::Step, MU, &[Arg::LinkEdge, Arg::LitStr], "(:link! :EDGE \"target\")", Op::Link, "Add EDGE from each task to the target."),
     form("unlink!", C::Step, MU, &[Arg::LinkEdge, Arg::LitStr], "(:unlink! :EDGE \"target\")", Op::Unlink, "Remove EDGE from each task to the target."),
     form("=", C::Predicate, LF, &[Arg::Value, Arg::Lit], "(= VALUE LIT)", Op::Eq, "VALUE equals LIT."),

@@ -3,7 +3,7 @@
 //! 0/1, so `NOT` never meets SQL's third truth value: an absent field fails
 //! `=`, `>`, `matches`, and `(not ...)` of that succeeds.
 
-use super::Lower;
+use super::{FOLD_FN, Lower};
 use crate::store::model::EdgeClass;
 use crate::tq::ast::{Cmp, DateOp, Field, FieldType, Lit, Pred, Prop, Quant, Trav, TravDir, Value};
 use crate::tq::registry;
@@ -146,7 +146,7 @@ impl Lower {
             Pred::Matches(f, s) => {
                 let e = self.field(f, row);
                 let p = self.text(s);
-                format!("COALESCE(instr(lower({e}), lower({p})) > 0, 0)")
+                format!("COALESCE(instr({FOLD_FN}({e}), {FOLD_FN}({p})) > 0, 0)")
             }
             Pred::Compare(cmp, v, n) => {
                 let (e, ty) = self.value(v, row);

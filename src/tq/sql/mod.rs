@@ -157,6 +157,11 @@ pub fn explain_query_plan(st: &Statement) -> Statement {
 /// current task is gone from the store; the executor registers it.
 pub const MISSING_CURRENT_FN: &str = "tq_missing_current";
 
+/// The name of the deterministic SQL function that case-folds text for
+/// `(node ...)` and `(matches ...)` (Unicode lower case, unlike SQLite's
+/// ASCII-only `lower()`); the executor registers it (`exec::fold`).
+pub const FOLD_FN: &str = "tq_fold";
+
 fn collect_kinds(p: &Pipeline, out: &mut Vec<ReflKind>) {
     match &p.source {
         PSource::Reflect(k) => out.push(*k),
@@ -293,7 +298,7 @@ impl Lower {
             PSource::Node(sub) => {
                 let a = self.text(sub);
                 self.cte(format!(
-                    "SELECT id, ROW_NUMBER() OVER (ORDER BY slug) FROM tasks WHERE instr(lower(slug), lower({a})) > 0"
+                    "SELECT id, ROW_NUMBER() OVER (ORDER BY slug) FROM tasks WHERE instr({FOLD_FN}(slug), {FOLD_FN}({a})) > 0"
                 ))
             }
             PSource::Reflect(k) => self.cte(format!(
