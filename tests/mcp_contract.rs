@@ -247,3 +247,49 @@ async fn prompts_and_resources_serve_the_bodies() {
     );
     c.cancel().await.unwrap();
 }
+
+/// The JSON-RPC error code of a raw request sent as `method` with `params`.
+async fn raw_error_code(
+    c: &RunningService<RoleClient, ()>,
+    method: &str,
+    params: Option<Value>,
+) -> (i32, String) {
+    use rmcp::model::{ClientRequest, CustomRequest};
+    use rmcp::service::ServiceError;
+    let req = ClientRequest::CustomRequest(CustomRequest::new(method, params));
+    match c.send_request(req).await {
+        Err(ServiceError::McpError(e)) => (e.code.0, e.message.to_string()),
+        other => panic!("{method}: expected a JSON-RPC error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn malformed_tools_call_params_are_invalid_params() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = connect(&dir, "read,observe,write").await;
+    let bad = [
+        Some(json!({"name": "observe", "arguments": []})),
+        Some(json!({"name": null})),
+        Some(json!({})),
+        None,
+    ];
+    for params in bad {
+        assert_eq!(
+            raw_error_code(&c, "tools/call", params.clone()).await,
+            (
+                -32602,
+                "tools/call needs params {\"name\": string, \"arguments\"?: object}.".to_string()
+            ),
+            "{params:?}"
+        );
+    }
+    assert_eq!(
+        raw_error_code(&c, "prompts/get", Some(json!({"name": 3}))).await,
+        (-32602, "invalid params for prompts/get.".to_string())
+    );
+    assert_eq!(
+        raw_error_code(&c, "no/such", None).await,
+        (-32601, "no/such".to_string())
+    );
+    c.cancel().await.unwrap();
+}

@@ -9,11 +9,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, ListPromptsResult, ListResourcesResult,
-    ListToolsResult, MetaObject, PaginatedRequestParams, Prompt, PromptMessage,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, Role, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -89,6 +90,39 @@ impl CairnServer {
             DispatchError::UnknownTool(_) => McpError::invalid_params(e.to_string(), None),
             DispatchError::InvalidArgs { .. } => McpError::invalid_params(e.to_string(), None),
         })
+    }
+}
+
+/// The standard MCP methods this server answers. rmcp hands a request for one
+/// of them whose params do not deserialise (`tools/call` with
+/// `arguments: []`, `name: null`, no params) to `on_custom_request`, which
+/// would answer method-not-found; for these it is invalid params instead.
+const SERVED_METHODS: [&str; 8] = [
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/read",
+];
+
+/// The JSON-RPC error for a request rmcp could not type (spec/mcp.md
+/// "Serving"): `-32602` with
+/// `tools/call needs params {"name": string, "arguments"?: object}.` for
+/// `tools/call`, `invalid params for METHOD.` for another served method, and
+/// `-32601` (message: the method) for any other method.
+pub fn untyped_request_error(method: &str) -> McpError {
+    if method == "tools/call" {
+        McpError::invalid_params(
+            "tools/call needs params {\"name\": string, \"arguments\"?: object}.",
+            None,
+        )
+    } else if SERVED_METHODS.contains(&method) {
+        McpError::invalid_params(format!("invalid params for {method}."), None)
+    } else {
+        McpError::new(ErrorCode::METHOD_NOT_FOUND, method.to_string(), None)
     }
 }
 
@@ -169,6 +203,15 @@ impl ServerHandler for CairnServer {
             CallToolResult::success(content)
         }
         .into())
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        tracing::debug!(method = %request.method, "untyped request");
+        Err(untyped_request_error(&request.method))
     }
 
     async fn list_prompts(

@@ -23,7 +23,8 @@ pub struct SearchHit {
 
 /// Turns free text into an FTS5 MATCH expression that searches literally.
 ///
-/// Tokens are split on whitespace and joined with implicit AND. A trailing
+/// Tokens are split on whitespace and control characters (C0, DEL, C1 —
+/// FTS5 would stop reading at a NUL) and joined with implicit AND. A trailing
 /// `*` stays a prefix query. A token that is a plain bareword (letters,
 /// digits, `_`, non-ASCII) and not one of `AND OR NOT NEAR` (any case) is kept
 /// bare; every other token is phrase-quoted with `"` doubled inside. A token
@@ -31,7 +32,10 @@ pub struct SearchHit {
 /// (the caller prints the no-match line).
 pub fn sanitize(query: &str) -> Option<String> {
     let mut parts = Vec::new();
-    for token in query.split_whitespace() {
+    for token in query
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .filter(|t| !t.is_empty())
+    {
         let core = token.trim_end_matches('*');
         let prefix = core.len() != token.len();
         if !core.chars().any(char::is_alphanumeric) {
@@ -108,5 +112,9 @@ mod tests {
         assert_eq!(sanitize("depends-on*").as_deref(), Some("\"depends-on\"*"));
         assert_eq!(sanitize("  \" ? * "), None);
         assert_eq!(sanitize("café").as_deref(), Some("café"));
+        assert_eq!(sanitize("bm25\u{0}").as_deref(), Some("bm25"));
+        assert_eq!(sanitize("ranking x\u{0}y").as_deref(), Some("ranking x y"));
+        assert_eq!(sanitize("a\u{7f}b\u{85}c").as_deref(), Some("a b c"));
+        assert_eq!(sanitize("\u{0}\u{1b}"), None);
     }
 }

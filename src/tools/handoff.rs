@@ -2,6 +2,8 @@
 //! inside the project and record one `handoff.create` event (which the store
 //! folds into a handoffs row and a searchable observation).
 
+use std::fs::OpenOptions;
+use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 
 use time::macros::format_description;
@@ -16,55 +18,64 @@ use crate::store::{NewEvent, read};
 /// Writes the skeleton (YAML frontmatter `task`, `created`, `summary`;
 /// `# Handoff — SLUG`; `## State` with the `task_get` block; empty
 /// `## Recent work` and `## Next steps`) at `path` (relative to the project
-/// root) or at `.cairn/tasks/<slug>/<YYYY-MM-DD_HH-MM-SS>_<summary-slug>.md`,
-/// creating parent directories and leaving an existing file in place, then
+/// root) or at `.cairn/tasks/<slug>/<YYYY-MM-DD_HH-MM-SS>_<summary-slug>.md`
+/// (`-2`, `-3`, ... before `.md` when that default already exists),
+/// creating parent directories and leaving an existing regular file at an
+/// explicit path in place (a new note is created with `create_new`, never
+/// following or overwriting anything), then
 /// records one `handoff.create` with the root-relative path. Returns
 /// `Handoff scaffolded for SLUG at ABSOLUTE-PATH` (no trailing period).
 /// Errors: `summary is required.`, `summary is too long (...)`, the
 /// no-current line, `No task SLUG.`,
-/// `path must stay inside the project: PATH` (absolute, or escaping the root
-/// lexically or through a symlink), `could not write the handoff note PATH: ERR`.
+/// `SLUG is reserved; it is not a task.`,
+/// `path must stay inside the project: PATH` (absolute, escaping the root
+/// lexically, through a symlink that resolves outside the root or dangles, or
+/// naming a symlink at all), `path is a directory: PATH`,
+/// `path goes through a file: PATH`,
+/// `could not write the handoff note PATH: ERR`. Refusals record no event.
 pub fn handoff(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> ToolOutcome {
     handoff_line(ctx, a).into()
 }
 
 fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Line {
     let summary = required("summary", Some(&a.summary), limits::SUMMARY)?;
-    let slug = ctx.target(a.task_id.as_deref())?;
+    let slug = ctx.write_target(a.task_id.as_deref())?;
     let now = ctx.clock.now();
-    let rel = match a.path.as_deref().filter(|p| !p.trim().is_empty()) {
+    let root = ctx.root.canonicalize().unwrap_or_else(|_| ctx.root.clone());
+    let given = a.path.as_deref().filter(|p| !p.trim().is_empty());
+    let rel = match given {
         Some(p) => {
             check_len("path", p, limits::PATH)?;
             confine(p)?
         }
-        None => default_path(&slug, summary, now),
+        None => free_default(&root, &default_path(&slug, summary, now)),
     };
-    let root = ctx.root.canonicalize().unwrap_or_else(|_| ctx.root.clone());
     let full = root.join(&rel);
     let shown = rel_text(&rel);
-    let refuse = || {
-        format!(
-            "path must stay inside the project: {}",
-            a.path.as_deref().unwrap_or(&shown)
-        )
+    let named = given.map_or_else(|| shown.clone(), str::to_string);
+    let target = match resolve(&root, &rel, &named)? {
+        Target::Existing => None,
+        Target::New(path) => Some(path),
     };
-    if !inside(&root, &full) {
-        return Err(refuse());
-    }
-    if !full.exists() {
+    if let Some(path) = target {
         let state = read::task_state(ctx.store.conn(), &slug, RECENT_OBS, 0)
             .map_err(store_err)?
             .ok_or_else(|| format!("No task {slug}."))?;
         let body = skeleton(&slug, summary, now, &state_block(&state));
         let io =
             |e: std::io::Error| format!("could not write the handoff note {}: {e}", full.display());
-        if let Some(dir) = full.parent() {
+        if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir).map_err(io)?;
-            if !inside(&root, &full) {
-                return Err(refuse());
-            }
         }
-        std::fs::write(&full, body).map_err(io)?;
+        // Re-check after creating directories (a link swapped in meanwhile).
+        if let Target::New(path) = resolve(&root, &rel, &named)? {
+            let mut file = OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .map_err(io)?;
+            file.write_all(body.as_bytes()).map_err(io)?;
+        }
     }
     let ev = NewEvent::handoff_create(&ctx.session.id, now, &slug, summary, &shown);
     ctx.store.write(&[ev]).map_err(store_err)?;
@@ -72,6 +83,84 @@ fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Line {
         "Handoff scaffolded for {slug} at {}",
         full.display()
     ))
+}
+
+/// Where a checked note path leads.
+enum Target {
+    /// An existing regular file (left in place).
+    Existing,
+    /// A file to create with `create_new` at this path (intermediate links
+    /// resolved, all inside the root).
+    New(PathBuf),
+}
+
+/// Walks `rel` component by component from `root` without following the
+/// final component. Refuses (`path must stay inside the project: NAMED`) a
+/// symlink component resolving outside `root` (or dangling) and a final
+/// component that is a symlink at all; `path is a directory: NAMED` for an
+/// existing directory at the path; `path goes through a file: NAMED` when an
+/// intermediate component is a file.
+fn resolve(root: &Path, rel: &Path, named: &str) -> Result<Target, String> {
+    let outside = || format!("path must stay inside the project: {named}");
+    let parts: Vec<_> = rel.components().collect();
+    let mut cur = root.to_path_buf();
+    for (i, c) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let probe = cur.join(c);
+        let meta = match std::fs::symlink_metadata(&probe) {
+            Ok(m) => m,
+            Err(_) => {
+                // Missing from here on: the rest is created under `cur`.
+                let rest: PathBuf = parts[i..].iter().collect();
+                return Ok(Target::New(cur.join(rest)));
+            }
+        };
+        if meta.file_type().is_symlink() {
+            if last {
+                return Err(outside());
+            }
+            let real = probe.canonicalize().map_err(|_| outside())?;
+            if !real.starts_with(root) {
+                return Err(outside());
+            }
+            if !real.is_dir() {
+                return Err(format!("path goes through a file: {named}"));
+            }
+            cur = real;
+        } else if meta.is_dir() {
+            if last {
+                return Err(format!("path is a directory: {named}"));
+            }
+            cur = probe;
+        } else if last {
+            return Ok(Target::Existing);
+        } else {
+            return Err(format!("path goes through a file: {named}"));
+        }
+    }
+    Err(outside())
+}
+
+/// The default path, or the first of `STEM-2.md`, `STEM-3.md`, ... that does
+/// not exist yet (two handoffs in the same second with the same summary slug
+/// never share a note).
+fn free_default(root: &Path, rel: &Path) -> PathBuf {
+    let taken = |p: &Path| std::fs::symlink_metadata(root.join(p)).is_ok();
+    if !taken(rel) {
+        return rel.to_path_buf();
+    }
+    let stem = rel
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut n = 2u32;
+    loop {
+        let candidate = rel.with_file_name(format!("{stem}-{n}.md"));
+        if !taken(&candidate) || n == u32::MAX {
+            return candidate;
+        }
+        n += 1;
+    }
 }
 
 /// The default note path, relative to the project root.
@@ -134,20 +223,6 @@ fn confine(p: &str) -> Result<PathBuf, String> {
         return Err(refuse());
     }
     Ok(out)
-}
-
-/// True when `full` (or its deepest existing ancestor, symlinks resolved)
-/// lies inside `root` (canonical).
-fn inside(root: &Path, full: &Path) -> bool {
-    let mut probe = full.to_path_buf();
-    loop {
-        if let Ok(c) = probe.canonicalize() {
-            return c.starts_with(root);
-        }
-        if !probe.pop() {
-            return false;
-        }
-    }
 }
 
 fn rel_text(rel: &Path) -> String {

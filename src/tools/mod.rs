@@ -162,6 +162,17 @@ pub(crate) fn required<'v>(
     }
 }
 
+/// `SLUG is reserved; it is not a task.` when `slug` (bare) starts with `@`
+/// (the store's reserved subjects such as `@cairn`, which write tools must
+/// never target).
+pub(crate) fn reserved(slug: &str) -> Result<(), String> {
+    if slug.starts_with('@') {
+        Err(format!("{slug} is reserved; it is not a task."))
+    } else {
+        Ok(())
+    }
+}
+
 /// Strips a depot prefix `name:` from a task argument (spec/store.md).
 pub(crate) fn bare(slug: &str) -> &str {
     crate::store::slug::strip_depot(slug.trim())
@@ -187,6 +198,28 @@ impl ToolCtx<'_> {
             Some(t) => self.existing("task_id", t),
             None => match self.session.current.clone() {
                 Some(cur) => self.existing("task_id", &cur),
+                None => Err("No current task; create or select one first.".to_string()),
+            },
+        }
+    }
+
+    /// [`ToolCtx::existing`] for a write: an `@`-prefixed slug (the reserved
+    /// `@cairn` node, spec/store.md) is refused with
+    /// `SLUG is reserved; it is not a task.` before the existence check.
+    pub(crate) fn writable(&self, field: &str, slug: &str) -> Result<String, String> {
+        check_len(field, slug, limits::NAME)?;
+        reserved(bare(slug))?;
+        self.existing(field, slug)
+    }
+
+    /// [`ToolCtx::target`] for a write tool (observe, the typed writes,
+    /// handoff): the same resolution, refusing an `@`-prefixed slug (given or
+    /// current) with `SLUG is reserved; it is not a task.`
+    pub(crate) fn write_target(&self, task_id: Option<&str>) -> Result<String, String> {
+        match task_id.filter(|t| !t.trim().is_empty()) {
+            Some(t) => self.writable("task_id", t),
+            None => match self.session.current.clone() {
+                Some(cur) => self.writable("task_id", &cur),
                 None => Err("No current task; create or select one first.".to_string()),
             },
         }

@@ -31,6 +31,7 @@ pub const MAX_LIMIT: i64 = 1_000;
 /// Records no event.
 /// Errors: the no-current line, `No task SLUG.`,
 /// `unknown event type "T"; did you mean U?` (or `; expected one of ...`),
+/// `types is too long (N characters; at most 200).`,
 /// `before_seq must be an integer, got "x".` (likewise `after_seq`, `limit`).
 pub fn timeline(ctx: &mut ToolCtx<'_>, a: TimelineArgs) -> ToolOutcome {
     timeline_line(ctx, a).into()
@@ -46,6 +47,7 @@ fn timeline_line(ctx: &mut ToolCtx<'_>, a: TimelineArgs) -> Line {
     let conn = ctx.store.conn();
     let mut wanted = Vec::new();
     if let Some(list) = a.types.as_deref() {
+        super::check_len("types", list, super::limits::NAME)?;
         let mut known: Vec<String> = types::ALL.iter().map(|t| t.to_string()).collect();
         for t in read::event_types(conn).map_err(store_err)? {
             if !known.contains(&t) {

@@ -27,14 +27,15 @@ pub(crate) fn parse_edge(value: &str) -> Result<EdgeType, String> {
 /// `observe(text, task_id?)`: records one `observation` event on the target
 /// task; `Observed on SLUG.` Never moves the current pointer.
 /// Errors: `text is required.`, `No current task; create or select one first.`,
-/// `No task SLUG.`, `text is too long (...)`.
+/// `No task SLUG.`, `SLUG is reserved; it is not a task.` (an `@` slug such
+/// as `@cairn`), `text is too long (...)`.
 pub fn observe(ctx: &mut ToolCtx<'_>, a: ObserveArgs) -> ToolOutcome {
     observe_line(ctx, a).into()
 }
 
 fn observe_line(ctx: &mut ToolCtx<'_>, a: ObserveArgs) -> Line {
     let text = required("text", Some(&a.text), limits::TEXT)?;
-    let slug = ctx.target(a.task_id.as_deref())?;
+    let slug = ctx.write_target(a.task_id.as_deref())?;
     let ev = NewEvent::observation(&ctx.session.id, ctx.clock.now(), &slug, text);
     ctx.store.write(&[ev]).map_err(store_err)?;
     Ok(format!("Observed on {slug}."))
@@ -65,7 +66,9 @@ fn task_create_line(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> Line {
 /// `Forked CHILD from PARENT (EDGE).`
 /// Errors: `name is required.`, the edge-type line,
 /// `No parent task; pass from or select a task first.`, `No task SLUG.`,
-/// `A task cannot fork from itself.` (the name mints the parent's own slug).
+/// `A task cannot fork from itself.` (the name mints the parent's own slug),
+/// `SLUG is reserved; it is not a task.` (an `@` parent),
+/// `edge_type is too long (...)`.
 pub fn task_fork(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> ToolOutcome {
     task_fork_line(ctx, a).into()
 }
@@ -73,14 +76,17 @@ pub fn task_fork(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> ToolOutcome {
 fn task_fork_line(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> Line {
     let name = required("name", Some(&a.name), limits::NAME)?;
     let edge = match a.edge_type.as_deref().filter(|e| !e.trim().is_empty()) {
-        Some(e) => parse_edge(e)?,
+        Some(e) => {
+            check_len("edge_type", e, limits::NAME)?;
+            parse_edge(e)?
+        }
         None => EdgeType::PhaseOf,
     };
     let description = optional_text("description", a.description.as_deref())?;
     let parent = match a.from.as_deref().filter(|f| !f.trim().is_empty()) {
-        Some(f) => ctx.existing("from", f)?,
+        Some(f) => ctx.writable("from", f)?,
         None => match ctx.session.current.clone() {
-            Some(cur) => ctx.existing("from", &cur)?,
+            Some(cur) => ctx.writable("from", &cur)?,
             None => return Err("No parent task; pass from or select a task first.".to_string()),
         },
     };
@@ -107,7 +113,8 @@ fn task_fork_line(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> Line {
 /// the source (`task_id`, else current) to the target;
 /// `Linked SRC -> TARGET (EDGE).` Errors: `target_id is required.`,
 /// `edge_type is required.`, the edge-type line, the no-current line,
-/// `No task SLUG.`, `A task cannot link to itself.`
+/// `No task SLUG.`, `A task cannot link to itself.`,
+/// `SLUG is reserved; it is not a task.` (an `@` source or target).
 pub fn task_link(ctx: &mut ToolCtx<'_>, a: EdgeArgs) -> ToolOutcome {
     edge_line(ctx, a, true).into()
 }
@@ -123,7 +130,7 @@ fn edge_line(ctx: &mut ToolCtx<'_>, a: EdgeArgs, link: bool) -> Line {
     let target = required("target_id", Some(&a.target_id), limits::NAME)?;
     let edge = required("edge_type", Some(&a.edge_type), limits::NAME)?;
     let edge = parse_edge(edge)?;
-    let src = ctx.target(a.task_id.as_deref())?;
+    let src = ctx.write_target(a.task_id.as_deref())?;
     if bare(target) == src {
         return Err(if link {
             "A task cannot link to itself.".to_string()
@@ -131,7 +138,7 @@ fn edge_line(ctx: &mut ToolCtx<'_>, a: EdgeArgs, link: bool) -> Line {
             "A task cannot sever from itself.".to_string()
         });
     }
-    let target = ctx.existing("target_id", target)?;
+    let target = ctx.writable("target_id", target)?;
     let now = ctx.clock.now();
     let ev = if link {
         NewEvent::link(&ctx.session.id, now, &src, &target, edge)
@@ -146,6 +153,8 @@ fn edge_line(ctx: &mut ToolCtx<'_>, a: EdgeArgs, link: bool) -> Line {
 /// `task_set_metadata(key, value, task_id?)`: records one `task.set-metadata`
 /// (a null value is stored as ""); `Set KEY on SLUG.`
 /// Errors: `key is required.`, the no-current line, `No task SLUG.`,
+/// `key must not contain control characters.`,
+/// `SLUG is reserved; it is not a task.`,
 /// `key is too long (...)`, `value is too long (...)`.
 pub fn task_set_metadata(ctx: &mut ToolCtx<'_>, a: SetMetadataArgs) -> ToolOutcome {
     set_metadata_line(ctx, a).into()
@@ -153,9 +162,12 @@ pub fn task_set_metadata(ctx: &mut ToolCtx<'_>, a: SetMetadataArgs) -> ToolOutco
 
 fn set_metadata_line(ctx: &mut ToolCtx<'_>, a: SetMetadataArgs) -> Line {
     let key = required("key", Some(&a.key), limits::NAME)?.trim();
+    if key.chars().any(char::is_control) {
+        return Err("key must not contain control characters.".to_string());
+    }
     let value = a.value.unwrap_or_default();
     check_len("value", &value, limits::TEXT)?;
-    let slug = ctx.target(a.task_id.as_deref())?;
+    let slug = ctx.write_target(a.task_id.as_deref())?;
     let ev = NewEvent::set_metadata(&ctx.session.id, ctx.clock.now(), &slug, key, &value);
     ctx.store.write(&[ev]).map_err(store_err)?;
     Ok(format!("Set {key} on {slug}."))
@@ -166,22 +178,26 @@ fn set_metadata_line(ctx: &mut ToolCtx<'_>, a: SetMetadataArgs) -> Line {
 /// `task.update-status` unless the task already has that status;
 /// `SLUG is now STATUS.` Errors: `status is required.`,
 /// `"S" is not a valid status; expected one of open, active, completed, abandoned, blocked.`,
-/// the no-current line, `No task SLUG.`
+/// `status is too long (...)` (over 200 characters, never echoed),
+/// the no-current line, `No task SLUG.`, `SLUG is reserved; it is not a task.`
 pub fn task_update_status(ctx: &mut ToolCtx<'_>, a: UpdateStatusArgs) -> ToolOutcome {
     update_status_line(ctx, a).into()
 }
 
 fn update_status_line(ctx: &mut ToolCtx<'_>, a: UpdateStatusArgs) -> Line {
     let status = match a.status.as_deref().filter(|s| !s.trim().is_empty()) {
-        Some(s) => Status::parse(s.trim()).ok_or_else(|| {
-            format!(
-                "\"{s}\" is not a valid status; expected one of open, active, completed, abandoned, blocked."
-            )
-        })?,
+        Some(s) => {
+            check_len("status", s, limits::NAME)?;
+            Status::parse(s.trim()).ok_or_else(|| {
+                format!(
+                    "\"{s}\" is not a valid status; expected one of open, active, completed, abandoned, blocked."
+                )
+            })?
+        }
         None if a.reopen == Some(true) => Status::Active,
         None => return Err("status is required.".to_string()),
     };
-    let slug = ctx.target(a.task_id.as_deref())?;
+    let slug = ctx.write_target(a.task_id.as_deref())?;
     let current = crate::store::read::task_status(ctx.store.conn(), &slug).map_err(store_err)?;
     if current.as_deref() != Some(status.as_str()) {
         let ev = NewEvent::update_status(&ctx.session.id, ctx.clock.now(), &slug, status);
