@@ -476,3 +476,134 @@ fn a_closed_stdout_is_not_a_crash() {
         assert_eq!(String::from_utf8(out.stderr).unwrap(), "", "{args:?}");
     }
 }
+
+#[test]
+fn json_widening_never_reparses_metadata_keys() {
+    // Metadata keys that are not TQ keywords (a space, an emoji, text that
+    // would inject steps if printed back into a query) must not break a JSON
+    // task-set query, nor change anything.
+    let mut fx = Fx::new();
+    fx.create("alpha");
+    let inject = "slug) (:set-status! \"abandoned\") (:select :slug";
+    fx.meta("alpha", "has space", "x");
+    fx.meta("alpha", "🎉", "y");
+    fx.meta("alpha", inject, "z");
+    for args in [
+        &["query", "--format", "json", "(all)"][..],
+        &["query", "--write", "--format", "json", "(all)"][..],
+    ] {
+        let o = cairn(&fx, args, None);
+        assert_eq!((o.code, o.stderr.as_str()), (0, ""), "{args:?}");
+        let v: Value = serde_json::from_str(&o.stdout).unwrap();
+        assert_eq!(
+            v,
+            json!([{
+                "slug": ALPHA, "status": "active", "description": null, "depot": null,
+                "parent": null, "display-name": ALPHA, "created-ts": 1767225601,
+                "updated-ts": 1767225604, "status-ts": 1767225601, "obs-count": 0,
+                "edge-count": 0,
+                "metadata": {"has space": "x", "🎉": "y", inject: "z"}
+            }]),
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        text(&fx, "(-> (all) (:ids))"),
+        format!("1 task:\n- {ALPHA}\n")
+    );
+    assert_eq!(fx.events(), 4);
+}
+
+/// Runs cairn with `args` (no `--db` added), stdin `input`, and the reader
+/// of stdout and/or stderr closed at once; returns the exit status and what
+/// the other stream got.
+fn closed(args: &[&str], input: &str, close_out: bool, close_err: bool) -> (Option<i32>, String) {
+    let mut child = Command::new(CAIRN)
+        .args(args)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if close_out {
+        drop(child.stdout.take());
+    }
+    if close_err {
+        drop(child.stderr.take());
+    }
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(input.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let other = if close_out { out.stderr } else { out.stdout };
+    (out.status.code(), String::from_utf8(other).unwrap())
+}
+
+#[test]
+fn closed_pipes_are_quiet_on_every_output_path() {
+    // `cairn call ... | head -1`, `cairn query '(all' 2>&1 | head -1`: a
+    // reader that went away ends the output quietly, with the status the
+    // command would have had (it used to panic, exit 101).
+    let fx = seed();
+    let db = fx.dir.path().join("cairn.db");
+    let db = db.to_str().unwrap();
+    let schema = r#"{"query":"(schema)"}"#;
+    let cases: Vec<(Vec<&str>, &str, bool, bool, i32)> = vec![
+        (vec!["call", "task_query", schema], "", true, false, 0),
+        (vec!["call", "task_query", schema], "", true, true, 0),
+        (vec!["call", "no_such_tool"], "", true, true, 1),
+        (vec!["query", "(all"], "", false, true, 1),
+        (
+            vec!["query", "--format", "json", "(all"],
+            "",
+            false,
+            true,
+            1,
+        ),
+        (vec!["query", "--explain", "(all"], "", false, true, 1),
+        (
+            vec!["query", "--current", "nope", "(all)"],
+            "",
+            false,
+            true,
+            1,
+        ),
+        (vec!["query", "  "], "", false, true, 2),
+        (
+            vec!["repl"],
+            "(-> (all) (:fol))\n(schema)\n",
+            false,
+            true,
+            1,
+        ),
+        (vec!["repl"], ":bogus\n", false, true, 1),
+        (vec!["repl"], ":bogus\n(schema)\n", true, true, 1),
+        // stdout gone: reading stops, so the later :bogus never runs.
+        (vec!["repl"], "(schema)\n:bogus\n", true, true, 0),
+        (vec!["where"], "", true, false, 0),
+        (vec!["verify"], "", true, false, 0),
+        (vec!["rebuild"], "", true, false, 0),
+    ];
+    for (args, input, close_out, close_err, want) in cases {
+        let mut full = vec!["--db", db];
+        full.extend(&args);
+        let (code, other) = closed(&full, input, close_out, close_err);
+        assert_eq!(code, Some(want), "{args:?}");
+        if close_out != close_err {
+            assert!(!other.contains("panicked"), "{args:?}: {other}");
+        }
+    }
+    // The store cannot be opened (its directory is a file): `error: ...`
+    // on a closed stderr, exit 2.
+    let file = fx.dir.path().join("plain-file");
+    std::fs::write(&file, "x").unwrap();
+    let bad = file.join("cairn.db");
+    let (code, _) = closed(
+        &["--db", bad.to_str().unwrap(), "query", "(all)"],
+        "",
+        false,
+        true,
+    );
+    assert_eq!(code, Some(2));
+}

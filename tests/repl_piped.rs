@@ -22,6 +22,10 @@ fn seed() -> Fx {
 }
 
 fn repl(fx: &Fx, args: &[&str], input: &str) -> (i32, String, String) {
+    repl_bytes(fx, args, input.as_bytes())
+}
+
+fn repl_bytes(fx: &Fx, args: &[&str], input: &[u8]) -> (i32, String, String) {
     let mut child = Command::new(CAIRN)
         .arg("--db")
         .arg(fx.dir.path().join("cairn.db"))
@@ -33,12 +37,7 @@ fn repl(fx: &Fx, args: &[&str], input: &str) -> (i32, String, String) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
     let out = child.wait_with_output().unwrap();
     (
         out.status.code().unwrap_or(-1),
@@ -168,4 +167,62 @@ fn meta_commands() {
     );
     // :quit stops reading: the last count never ran.
     assert!(!out.ends_with("3\n"), "{out}");
+}
+
+#[test]
+fn a_twenty_thousand_line_form_is_read() {
+    // The balance state is kept line by line, so a long form is read in
+    // linear time (it used to rescan the whole buffer per line).
+    let fx = seed();
+    let input = format!("(-> (all)\n{}(:count))\n", ";\n".repeat(19_998));
+    assert_eq!(input.lines().count(), 20_000);
+    let (code, out, err) = repl(&fx, &[], &input);
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "3\n", ""));
+}
+
+#[test]
+fn a_form_past_64_kib_is_refused_and_the_next_one_runs() {
+    let fx = seed();
+    // 10 bytes, then 10-byte lines: the buffer passes 65536 bytes at 65540.
+    let input = format!(
+        "(-> (all)\n{}(:count))\n(-> (all) (:count))\n",
+        "; padding\n".repeat(7_000)
+    );
+    let (code, out, err) = repl(&fx, &[], &input);
+    assert_eq!((code, out.as_str()), (1, "3\n"));
+    assert!(
+        err.starts_with(
+            "Parse error: Query text is 65540 bytes; the limit is 65536 bytes (64 KiB).\n"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.matches("error").count(), 1, "{err}");
+}
+
+#[test]
+fn a_line_that_is_not_utf8_is_skipped() {
+    let fx = seed();
+    let input: &[u8] = b"(-> (all) (:count))\n\xff\xfe\n(-> (all)\n\xc3\n  (:count))\n:quit\n";
+    let (code, out, err) = repl_bytes(&fx, &[], input);
+    assert_eq!(code, 1);
+    assert_eq!(out, "3\n3\n");
+    assert_eq!(
+        err,
+        "line 2 is not valid UTF-8; skipped.\nline 4 is not valid UTF-8; skipped.\n"
+    );
+}
+
+#[test]
+fn meta_commands_without_arguments_refuse_them() {
+    let fx = seed();
+    let input =
+        ":quit now\n:help extra\n:q x\n:schema all\n:views x\n(-> (all) (:count))\n:quit\n(all)\n";
+    let (code, out, err) = repl(&fx, &[], input);
+    assert_eq!(code, 1);
+    assert_eq!(out, "3\n");
+    assert_eq!(
+        err,
+        ":quit takes no arguments.\n:help takes no arguments.\n:q takes no arguments.\n\
+         :schema takes no arguments.\n:views takes no arguments.\n"
+    );
 }

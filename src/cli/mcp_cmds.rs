@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use super::out::{emit, emit_err};
 use crate::mcp::serve::{ServeOptions, serve};
 use crate::session::{Session, parse_grants};
 use crate::store::{Store, location};
@@ -28,7 +29,9 @@ pub(super) fn serve_cmd(flag: Option<&Path>, grant: &str) -> anyhow::Result<Exit
 /// Runs `tool` with `json` in a fresh session (current task `current`, if
 /// given) and prints
 /// its text on stdout (protocol faults on stderr). Exit 0 on success, 1 when
-/// the tool returned an error or the call was malformed.
+/// the tool returned an error or the call was malformed. A reader that went
+/// away (`| head -1`) is not an error: the text is dropped quietly and the
+/// exit status is still the tool's.
 pub(super) fn call_cmd(
     flag: Option<&Path>,
     tool: &str,
@@ -52,10 +55,10 @@ pub(super) fn call_cmd(
     };
     let out = call(&mut ctx, tool, json);
     if !out.stdout.is_empty() {
-        println!("{}", out.stdout);
+        emit(&out.stdout)?;
     }
     if !out.stderr.is_empty() {
-        eprintln!("{}", out.stderr);
+        emit_err(&out.stderr);
     }
     Ok(if out.code == 0 {
         ExitCode::SUCCESS

@@ -10,12 +10,13 @@ use clap::{Parser, Subcommand};
 
 mod json;
 mod mcp_cmds;
+mod out;
 mod query;
 mod repl;
 mod store_cmds;
 
 pub use json::output_json;
-pub use repl::balance::{Balance, balance};
+pub use repl::balance::{Balance, Balancer, balance};
 pub use repl::highlight::highlight;
 
 /// `cairn [--db PATH] COMMAND`.
@@ -157,7 +158,7 @@ pub fn run() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            out::emit_err(&format!("error: {e:#}"));
             ExitCode::from(2)
         }
     }

@@ -3,19 +3,20 @@
 //! `tq::Engine`, its result on stdout, its error as an ariadne report on
 //! stderr. Exit 0 success, 1 query error, 2 usage error.
 
-use std::io::{ErrorKind, IsTerminal, Read, Write};
+use std::io::{IsTerminal, Read};
 use std::path::Path;
 use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
 use super::json;
+use super::out::{emit, emit_err};
 use super::store_cmds;
 use crate::session::Session;
 use crate::store::Store;
 use crate::tq::engine::{Engine, Explain};
 use crate::tq::render::Output;
-use crate::tq::{Diagnostic, Surface, front, print};
+use crate::tq::{Diagnostic, Surface, front};
 
 /// How `cairn query` prints a result: `text` is spec/tq.md §4, `json` is
 /// docs/cli.md "JSON output".
@@ -60,23 +61,11 @@ pub(super) fn use_color(stream_is_terminal: bool) -> bool {
 /// terminal without `NO_COLOR`).
 pub(super) fn report(d: &Diagnostic, source: &str) {
     let color = use_color(std::io::stderr().is_terminal());
-    eprintln!("{}", d.render_ariadne(source, color).trim_end());
-}
-
-/// Writes `text` and a newline to stdout and flushes. A reader that went
-/// away (`cairn query ... | head`) is not an error: `Ok(false)`, and the
-/// caller stops writing. Other I/O errors are returned.
-pub(super) fn emit(text: &str) -> std::io::Result<bool> {
-    let mut out = std::io::stdout().lock();
-    match writeln!(out, "{text}").and_then(|()| out.flush()) {
-        Ok(()) => Ok(true),
-        Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(false),
-        Err(e) => Err(e),
-    }
+    emit_err(d.render_ariadne(source, color).trim_end());
 }
 
 fn usage(msg: &str) -> ExitCode {
-    eprintln!("error: {msg}");
+    emit_err(&format!("error: {msg}"));
     ExitCode::from(2)
 }
 
@@ -97,7 +86,7 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
     if let Some(slug) = &args.current
         && let Err(msg) = select_current(&store, &mut session, slug)
     {
-        eprintln!("{msg}");
+        emit_err(&msg);
         return Ok(ExitCode::from(1));
     }
     let engine = Engine::new();
@@ -166,6 +155,9 @@ fn read_stdin() -> anyhow::Result<String> {
 /// Runs `text` and returns its JSON (docs/cli.md "JSON output"). A query
 /// yielding a task set is run once with `(:select EVERY-FIELD)` appended, so
 /// each task object carries every field; errors are those of `text` itself.
+/// The widened query is run typed ([`Engine::run_query_value`]), never
+/// printed and re-parsed, so any metadata key (spaces, emoji, parens) is
+/// read as a bound value.
 pub fn run_json(
     engine: &Engine,
     store: &Store,
@@ -180,7 +172,7 @@ pub fn run_json(
         .ok()
         .and_then(|q| json::widen(&q, &keys));
     if let Some(w) = widened {
-        match engine.run_value(store, session, &print(&w), surface)? {
+        match engine.run_query_value(store, session, &w, surface)? {
             Output::Projection { fields, rows } => return Ok(json::widened_json(&fields, &rows)),
             other => return Ok(json::output_json(&other)),
         }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
+use super::out::emit;
 use crate::store::{NewEvent, Store, location, now};
 
 /// Opens the store `flag` (else `CAIRN_DB`, else the project lookup) names.
@@ -18,7 +19,7 @@ pub(super) fn open(flag: Option<&Path>) -> anyhow::Result<Store> {
 /// Prints `database: PATH`, `project: PATH`, `rule: RULE`. Creates nothing.
 pub(super) fn where_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
     let loc = location::resolve_from_env(flag)?;
-    println!("{}", loc.describe());
+    emit(&loc.describe())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -27,10 +28,10 @@ pub(super) fn rebuild_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
     let store = open(flag)?;
     store.rebuild()?;
     let n = store.event_count()?;
-    println!(
+    emit(&format!(
         "rebuild: re-folded {n} events; projection digest {}",
         store.digest()?
-    );
+    ))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -52,7 +53,7 @@ pub(super) fn verify_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
     let store = open(flag)?;
     let v = store.verify()?;
     let n = store.event_count()?;
-    println!("{}", verify_line(v.ok, n, &v.before, &v.after));
+    emit(&verify_line(v.ok, n, &v.before, &v.after))?;
     Ok(if v.ok {
         ExitCode::SUCCESS
     } else {

@@ -8,6 +8,7 @@
 //! so its progress handler is not ours to set); either way an interrupted
 //! query changes nothing.
 
+use std::io::Write;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -84,7 +85,8 @@ fn seconds_text(d: Duration) -> String {
 /// An SQLite failure that is not the user's fault: logged to stderr, shown
 /// as `The query could not be executed.`
 pub fn execution_failure(detail: impl std::fmt::Display) -> Diagnostic {
-    eprintln!("cairn: query execution failed: {detail}");
+    // Not eprintln!: a closed stderr must not panic a query (docs/cli.md).
+    let _ = writeln!(std::io::stderr(), "cairn: query execution failed: {detail}");
     Diagnostic {
         kind: DiagKind::Execution,
         message: detail.to_string(),
@@ -149,8 +151,36 @@ impl Engine {
         text: &str,
         surface: Surface,
     ) -> Result<Output, Diagnostic> {
+        self.run_with(store, session, surface, |keys| front::compile(text, keys))
+    }
+
+    /// Plans and runs an already typed `query` on `surface` (no text is
+    /// parsed, so field names and metadata keys in it need not be valid TQ
+    /// keywords); the structured result. Used by `cairn query --format json`
+    /// to run a query widened with `(:select EVERY-FIELD)` (docs/cli.md
+    /// "JSON output"). Errors: planning (spec/tq.md §7) and execution
+    /// diagnostics, as [`Engine::run_value`].
+    pub fn run_query_value(
+        &self,
+        store: &Store,
+        session: &Session,
+        query: &Query,
+        surface: Surface,
+    ) -> Result<Output, Diagnostic> {
+        self.run_with(store, session, surface, |_| Ok(query.clone()))
+    }
+
+    /// Opens a reader, prepares the query `compile` yields (given the live
+    /// metadata keys) and executes it on the read or write path.
+    fn run_with(
+        &self,
+        store: &Store,
+        session: &Session,
+        surface: Surface,
+        compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
+    ) -> Result<Output, Diagnostic> {
         let mut conn = store.reader().map_err(execution_failure)?;
-        let prepared = self.prepare(&conn, session, text, surface)?;
+        let prepared = self.prepare_with(&conn, session, surface, compile)?;
         if prepared.plan.writes() {
             drop(conn);
             self.execute_write(store, session, &prepared.plan)
@@ -168,8 +198,20 @@ impl Engine {
         text: &str,
         surface: Surface,
     ) -> Result<Prepared, Diagnostic> {
+        self.prepare_with(conn, session, surface, |keys| front::compile(text, keys))
+    }
+
+    /// Reads the catalog on `conn`, builds the typed query with `compile`
+    /// (given the live metadata keys) and plans it for `surface`.
+    fn prepare_with(
+        &self,
+        conn: &Connection,
+        session: &Session,
+        surface: Surface,
+        compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
+    ) -> Result<Prepared, Diagnostic> {
         let (meta_keys, user_views) = exec::read_catalog(conn).map_err(execution_failure)?;
-        let query = front::compile(text, &meta_keys)?;
+        let query = compile(&meta_keys)?;
         let cat = Catalog {
             user_views,
             meta_keys,

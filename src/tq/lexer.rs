@@ -31,7 +31,6 @@ pub enum LexError {
 #[derive(Logos, Debug, Clone, PartialEq)]
 #[logos(error = LexError)]
 #[logos(skip r"[ \t\r\n\x0C\u{A0}\u{FEFF}]+")]
-#[logos(skip(r";[^\n\r]*", allow_greedy = true))]
 pub enum Token {
     /// `(`.
     #[token("(")]
@@ -107,6 +106,16 @@ pub fn lex(text: &str) -> Result<Vec<SpannedToken>, Diagnostic> {
         let span = lexer.span();
         match tok {
             Ok(t) => out.push((t, span)),
+            // A `;` comment (to `\n` or a bare `\r`) is skipped here, not by
+            // a logos skip pattern: logos nests a call per consecutive skip,
+            // so thousands of comment lines overflowed the stack.
+            Err(LexError::Unexpected)
+                if text.get(span.start..).is_some_and(|r| r.starts_with(';')) =>
+            {
+                let rest = text.get(span.start..).unwrap_or("");
+                let len = rest.find(['\n', '\r']).unwrap_or(rest.len());
+                lexer.bump(len.saturating_sub(span.len()));
+            }
             Err(e) => return Err(lex_error(text, e, span)),
         }
     }
@@ -163,6 +172,22 @@ mod tests {
 
     fn toks(s: &str) -> Vec<SpannedToken> {
         lex(s).unwrap()
+    }
+
+    #[test]
+    fn many_comment_lines_do_not_overflow_the_stack() {
+        let text = format!("(all\n{})", ";c\n".repeat(50_000));
+        let toks: Vec<Token> = lex(&text).unwrap().into_iter().map(|(t, _)| t).collect();
+        assert_eq!(
+            toks,
+            vec![Token::LParen, Token::Symbol("all".into()), Token::RParen]
+        );
+        let spans: Vec<Span> = lex("a;x\rb ; y\n;\nc;")
+            .unwrap()
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect();
+        assert_eq!(spans, vec![0..1, 4..5, 12..13]);
     }
 
     #[test]

@@ -22,15 +22,26 @@ Start with (schema), (fields), (edges) or (views): the language describes itself
 
 Tab completes; Ctrl-C drops the current input.";
 
+/// The meta commands that take no arguments.
+const NO_ARGS: &[&str] = &[
+    ":help", ":h", ":?", ":quit", ":q", ":exit", ":schema", ":views",
+];
+
 impl Repl<'_> {
-    /// Runs the meta command `input` (starts with `:`).
+    /// Runs the meta command `input` (starts with `:`). `:help`, `:quit`,
+    /// `:schema` and `:views` (and their aliases) take no arguments: given
+    /// some they are refused with `NAME takes no arguments.` (NAME as typed).
     pub(super) fn meta(&mut self, input: &str) -> Reply {
         let input = input.trim();
         let (name, rest) = match input.split_once(char::is_whitespace) {
             Some((n, r)) => (n, r.trim()),
             None => (input, ""),
         };
-        match name.to_ascii_lowercase().as_str() {
+        let lower = name.to_ascii_lowercase();
+        if NO_ARGS.contains(&lower.as_str()) && !rest.is_empty() {
+            return Reply::Error(format!("{name} takes no arguments."));
+        }
+        match lower.as_str() {
             ":help" | ":h" | ":?" => Reply::Text(HELP.to_string()),
             ":quit" | ":q" | ":exit" => Reply::Quit,
             ":write" => match rest.to_ascii_lowercase().as_str() {

@@ -20,13 +20,15 @@ use rustyline::config::{CompletionType, Config};
 use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 
-use super::query::{emit, use_color};
+use super::out::{emit, emit_err};
+use super::query::use_color;
 use super::store_cmds;
 use crate::session::Session;
 use crate::store::Store;
 use crate::tq::engine::Engine;
+use crate::tq::parser::{MAX_BYTES, parse};
 use crate::tq::{Diagnostic, Surface};
-use balance::balance;
+use balance::{Balancer, balance};
 use helper::ReplHelper;
 
 /// The arguments of `cairn repl`.
@@ -109,18 +111,12 @@ impl<'a> Repl<'a> {
 
 /// Prints `reply` (results on stdout; errors on stderr, as ariadne reports,
 /// coloured when `color`). Returns (go on, succeeded): go on is false for
-/// `:quit` and when stdout's reader went away.
+/// `:quit` and when stdout's or stderr's reader went away.
 fn show(reply: Reply, color: bool) -> std::io::Result<(bool, bool)> {
     Ok(match reply {
         Reply::Text(t) => (emit(&t)?, true),
-        Reply::Diag(d, src) => {
-            eprintln!("{}", d.render_ariadne(&src, color).trim_end());
-            (true, false)
-        }
-        Reply::Error(e) => {
-            eprintln!("{e}");
-            (true, false)
-        }
+        Reply::Diag(d, src) => (emit_err(d.render_ariadne(&src, color).trim_end()), false),
+        Reply::Error(e) => (emit_err(&e), false),
         Reply::Quit => (false, true),
         Reply::Nothing => (true, true),
     })
@@ -152,7 +148,7 @@ pub(super) fn repl_cmd(flag: Option<&Path>, args: &ReplArgs) -> anyhow::Result<E
     if let Some(slug) = &args.current
         && let Err(msg) = super::query::select_current(&store, &mut repl.session, slug)
     {
-        eprintln!("{msg}");
+        emit_err(&msg);
         return Ok(ExitCode::from(1));
     }
     if std::io::stdin().is_terminal() {
@@ -162,28 +158,79 @@ pub(super) fn repl_cmd(flag: Option<&Path>, args: &ReplArgs) -> anyhow::Result<E
     }
 }
 
-/// Reads stdin line by line; each time the gathered lines are a complete
-/// input it is evaluated and its result printed.
+/// The error for a line of piped input that is not UTF-8 (`N` counts from 1).
+pub fn invalid_utf8_line(n: usize) -> String {
+    format!("line {n} is not valid UTF-8; skipped.")
+}
+
+/// Reads stdin line by line (as bytes) and feeds each line to a running
+/// [`Balancer`]; each time the gathered lines are a complete input it is
+/// evaluated and its result printed. A line that is not UTF-8 is reported
+/// ([`invalid_utf8_line`]) and skipped. A form that grows past the TQ size
+/// limit (64 KiB) is refused with the parser's size error as soon as it
+/// does, and the rest of it is skipped up to the line where it ends.
 fn piped(repl: &mut Repl<'_>) -> anyhow::Result<ExitCode> {
     let mut failed = false;
     let mut buf = String::new();
-    let stdin = std::io::stdin();
-    for line in stdin.lock().lines() {
-        let line = line?;
-        buf.push_str(&line);
-        buf.push('\n');
-        if balance(&buf).is_complete() {
-            let (go_on, ok) = show(repl.eval(&buf), false)?;
-            failed |= !ok;
-            buf.clear();
-            if !go_on {
+    let mut bal = Balancer::new();
+    let mut oversized = false;
+    let mut bytes = Vec::new();
+    let mut n = 0usize;
+    let mut stdin = std::io::stdin().lock();
+    loop {
+        bytes.clear();
+        if stdin.read_until(b'\n', &mut bytes)? == 0 {
+            break;
+        }
+        n += 1;
+        if bytes.last() == Some(&b'\n') {
+            bytes.pop();
+            if bytes.last() == Some(&b'\r') {
+                bytes.pop();
+            }
+        }
+        let Ok(line) = std::str::from_utf8(&bytes) else {
+            failed = true;
+            if !emit_err(&invalid_utf8_line(n)) {
                 break;
             }
-        } else if !balance(&buf).content {
+            continue;
+        };
+        bal.feed(line);
+        bal.feed("\n");
+        let state = bal.state();
+        if !oversized {
+            buf.push_str(line);
+            buf.push('\n');
+            if buf.len() > MAX_BYTES && !state.is_complete() {
+                oversized = true;
+                failed = true;
+                let refused = match parse(&buf) {
+                    Err(d) => Reply::Diag(d, std::mem::take(&mut buf)),
+                    Ok(_) => Reply::Nothing,
+                };
+                if !show(refused, false)?.0 {
+                    break;
+                }
+            }
+        }
+        if state.is_complete() {
+            if !oversized {
+                let (go_on, ok) = show(repl.eval(&buf), false)?;
+                failed |= !ok;
+                if !go_on {
+                    break;
+                }
+            }
             buf.clear();
+            bal = Balancer::new();
+            oversized = false;
+        } else if !state.content {
+            buf.clear();
+            bal = Balancer::new();
         }
     }
-    if balance(&buf).content {
+    if !oversized && bal.state().content {
         let (_, ok) = show(repl.eval(&buf), false)?;
         failed |= !ok;
     }
