@@ -15,6 +15,8 @@ use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
+mod mcpfx;
+
 async fn connect(dir: &tempfile::TempDir, grants: &str) -> RunningService<RoleClient, ()> {
     let store = Store::open(&dir.path().join(".cairn/cairn.db")).unwrap();
     let server = CairnServer::new(State {
@@ -33,20 +35,7 @@ async fn connect(dir: &tempfile::TempDir, grants: &str) -> RunningService<RoleCl
 }
 
 async fn call(c: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> (String, bool) {
-    let res = c
-        .call_tool(
-            CallToolRequestParams::new(tool.to_string())
-                .with_arguments(args.as_object().unwrap().clone()),
-        )
-        .await
-        .unwrap();
-    let text = res
-        .content
-        .iter()
-        .filter_map(|b| b.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("");
-    (text, res.is_error == Some(true))
+    mcpfx::call_tool(c, tool, args).await
 }
 
 #[tokio::test]

@@ -5,12 +5,13 @@
 use std::path::Path;
 use std::process::Stdio;
 
-use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use tokio::process::Command;
+
+mod mcpfx;
 
 struct Client(RunningService<RoleClient, ()>);
 
@@ -29,21 +30,7 @@ impl Client {
     }
 
     async fn call(&self, tool: &str, args: Value) -> (String, bool) {
-        let res = self
-            .0
-            .call_tool(
-                CallToolRequestParams::new(tool.to_string())
-                    .with_arguments(args.as_object().unwrap().clone()),
-            )
-            .await
-            .unwrap();
-        let text = res
-            .content
-            .iter()
-            .filter_map(|b| b.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("");
-        (text, res.is_error == Some(true))
+        mcpfx::call_tool(&self.0, tool, args).await
     }
 
     async fn ok(&self, tool: &str, args: Value) -> String {
