@@ -16,6 +16,7 @@ mod repl;
 mod store_cmds;
 
 pub use json::output_json;
+pub use query::run_json;
 pub use repl::balance::{Balance, Balancer, balance};
 pub use repl::highlight::highlight;
 
