@@ -18,6 +18,7 @@ use crate::store::read::TaskState;
 
 /// `observe`: the task the observation was recorded on.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Observed {
     /// The task's slug.
     pub task: String,
@@ -25,6 +26,7 @@ pub struct Observed {
 
 /// One open task whose name overlaps strongly with a new task's name.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Duplicate {
     /// The open task's slug.
     pub slug: String,
@@ -40,6 +42,7 @@ pub struct Duplicate {
 /// `task_create`: the new slug, whether it became current, and up to three
 /// possible duplicates among the open tasks.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Created {
     /// The minted slug.
     pub slug: String,
@@ -55,6 +58,7 @@ pub struct Created {
 
 /// `task_fork`: the child, its parent and the edge between them.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Forked {
     /// The child's minted slug (now the current task).
     pub slug: String,
@@ -68,6 +72,7 @@ pub struct Forked {
 
 /// `task_link` / `task_sever`: the edge and whether it now exists.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct EdgeChange {
     /// The source task's slug.
     pub task: String,
@@ -81,6 +86,7 @@ pub struct EdgeChange {
 
 /// `task_set_metadata`: the key and value now set.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct MetadataSet {
     /// The task's slug.
     pub task: String,
@@ -92,6 +98,7 @@ pub struct MetadataSet {
 
 /// `task_update_status`: the task's status now.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct StatusSet {
     /// The task's slug.
     pub task: String,
@@ -103,6 +110,7 @@ pub struct StatusSet {
 
 /// `handoff`: where the note is.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct HandoffDone {
     /// The task's slug.
     pub task: String,
@@ -115,6 +123,7 @@ pub struct HandoffDone {
 /// `task_query` / `task_query_write`: the query's result as
 /// `cairn query --format json` prints it (docs/cli.md "JSON output").
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct QueryResult {
     /// What the query yields: `tasks`, `ids`, `count`, `projection` or `groups`.
     pub shape: String,
@@ -126,6 +135,7 @@ pub struct QueryResult {
 
 /// One `task_search` hit.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SearchHit {
     /// 1-based rank.
     pub rank: u32,
@@ -139,6 +149,7 @@ pub struct SearchHit {
 
 /// `task_search`: the ranked hits (empty when nothing matches).
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct SearchResult {
     /// The query as given.
     pub query: String,
@@ -148,6 +159,7 @@ pub struct SearchResult {
 
 /// A child task and its status.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Child {
     /// The child's slug.
     pub slug: String,
@@ -157,6 +169,7 @@ pub struct Child {
 
 /// An outgoing lateral edge.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct EdgeRef {
     /// The edge type.
     pub edge_type: String,
@@ -166,6 +179,7 @@ pub struct EdgeRef {
 
 /// `task_get`: the computed state of a task.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct TaskGot {
     /// The slug.
     pub slug: String,
@@ -191,6 +205,7 @@ pub struct TaskGot {
 
 /// One handoff in `task_bootstrap`.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct HandoffRef {
     /// The one-line summary.
     pub summary: String,
@@ -202,6 +217,7 @@ pub struct HandoffRef {
 
 /// `task_bootstrap`: the state of `task_get` and the latest handoffs.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Bootstrapped {
     /// The task's state, as `task_get` returns it.
     pub task: TaskGot,
@@ -211,6 +227,7 @@ pub struct Bootstrapped {
 
 /// One event of a `timeline` page.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct TimelineEvent {
     /// The local sequence number.
     pub seq: i64,
@@ -225,6 +242,7 @@ pub struct TimelineEvent {
 
 /// `timeline`: the events shown, newest first, and the continuation.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
 pub struct Timeline {
     /// The task's slug.
     pub task: String,
@@ -276,9 +294,10 @@ pub fn to_value<T: Serialize>(v: &T) -> Option<Value> {
 }
 
 /// The `outputSchema` of `T`: a draft 2020-12 object schema with every
-/// subschema inlined, without `$schema`, the root `title`/`description`,
-/// or `format` annotations (`int64`, `double`, ... which strict validators
-/// reject as unknown formats).
+/// subschema inlined, every property required (the structs serialise every
+/// field; an absent value is `null`), without `$schema`, the root
+/// `title`/`description`, or `format` annotations (`int64`, `double`, ...
+/// which strict validators reject as unknown formats).
 pub fn output_schema_of<T: JsonSchema>() -> Map<String, Value> {
     let mut settings = SchemaSettings::draft2020_12();
     settings.inline_subschemas = true;
@@ -289,7 +308,7 @@ pub fn output_schema_of<T: JsonSchema>() -> Map<String, Value> {
             m.remove("title");
             m.remove("description");
             let mut v = Value::Object(m);
-            strip_formats(&mut v);
+            tighten(&mut v);
             match v {
                 Value::Object(m) => m,
                 _ => Map::new(),
@@ -299,17 +318,27 @@ pub fn output_schema_of<T: JsonSchema>() -> Map<String, Value> {
     }
 }
 
-fn strip_formats(v: &mut Value) {
+/// Drops string `format` keywords and requires every property of each
+/// object schema, recursively.
+fn tighten(v: &mut Value) {
     match v {
         Value::Object(m) => {
             if m.get("format").is_some_and(Value::is_string) {
                 m.remove("format");
             }
+            let names: Option<Vec<Value>> = m
+                .get("properties")
+                .and_then(Value::as_object)
+                .filter(|_| m.get("type") == Some(&Value::from("object")))
+                .map(|p| p.keys().cloned().map(Value::from).collect());
+            if let Some(names) = names {
+                m.insert("required".to_string(), Value::Array(names));
+            }
             // A property named `format` maps to an object, so only string
             // `format` keywords go.
-            m.values_mut().for_each(strip_formats);
+            m.values_mut().for_each(tighten);
         }
-        Value::Array(a) => a.iter_mut().for_each(strip_formats),
+        Value::Array(a) => a.iter_mut().for_each(tighten),
         _ => {}
     }
 }
