@@ -78,6 +78,8 @@ fn syntax_message(e: &serde_json::Error) -> String {
     let detail = e.to_string();
     if detail.starts_with("recursion limit exceeded") {
         "Parse error: the message nests deeper than 128 levels.".to_string()
+    } else if detail.contains("surrogate") || detail.contains("hex escape") {
+        "Parse error: a string holds an invalid \\u escape, such as a lone surrogate.".to_string()
     } else if detail.starts_with("trailing characters") {
         "Parse error: more than one JSON value on the line; send one message per line.".to_string()
     } else {
