@@ -1,6 +1,7 @@
 //! Raw JSON-RPC over the real `cairn serve` stdio (issue 14 defects 4 and 5,
-//! issue 15 `-32700`): every malformed line is answered and the connection
-//! keeps serving; a ping and `tools/list` answer while a long query runs; a
+//! issue 15 `-32700` and `server/discover`): every malformed line is
+//! answered and the connection keeps serving; `server/discover` and a
+//! stateless 2026-07-28 call answer without `initialize`; a ping and `tools/list` answer while a long query runs; a
 //! cancelled long query stops and writes nothing; the stderr stays quiet for
 //! ordinary tool errors and never echoes a 100k-character tool name whole.
 
@@ -23,6 +24,20 @@ struct Wire {
 
 impl Wire {
     fn spawn(dir: &Path) -> Wire {
+        let mut w = Wire::bare(dir);
+        w.send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "wire", "version": "0"}}}),
+        );
+        let init = w.reply(0, Duration::from_secs(10));
+        assert_eq!(init["result"]["serverInfo"]["name"], "cairn");
+        w.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        w
+    }
+
+    /// A server that has not been initialised.
+    fn bare(dir: &Path) -> Wire {
         let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
             .arg("serve")
             .current_dir(dir)
@@ -373,4 +388,46 @@ fn a_cancelled_long_query_stops_and_writes_nothing() {
         .event_count()
         .unwrap();
     assert_eq!(after, before);
+}
+
+#[test]
+fn server_discover_answers_without_initialize() {
+    let dir = repo();
+    let mut w = Wire::bare(dir.path());
+    w.send(
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}}}}),
+    );
+    let r = w.reply(1, Duration::from_secs(10));
+    assert_eq!(
+        r["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "cairn"
+    );
+    assert!(
+        r["result"]["supportedVersions"]
+            .as_array()
+            .is_some_and(|v| v.contains(&json!("2026-07-28"))),
+        "{r}"
+    );
+    let caps = &r["result"]["capabilities"];
+    assert!(
+        caps["tools"].is_object() && caps["logging"].is_object(),
+        "{r}"
+    );
+    assert_eq!(
+        r["result"]["instructions"],
+        json!(cairn::mcp::prompts::INSTRUCTIONS)
+    );
+    // A stateless 2026-07-28 call on the same connection.
+    w.send(
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "task_query", "arguments": {"query": "(-> (all) (:count))"},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}}),
+    );
+    let r = w.reply(2, Duration::from_secs(10));
+    assert_eq!(Wire::text(&r), "0");
+    w.close();
 }
