@@ -431,3 +431,16 @@ fn server_discover_answers_without_initialize() {
     assert_eq!(Wire::text(&r), "0");
     w.close();
 }
+
+#[test]
+fn a_last_line_without_its_newline_is_still_answered() {
+    let dir = repo();
+    let mut w = Wire::spawn(dir.path());
+    let stdin = w.stdin.as_mut().unwrap();
+    stdin
+        .write_all(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"task_query","arguments":{"query":"(-> (all) (:count))"}}}"#)
+        .unwrap();
+    drop(w.stdin.take());
+    assert_eq!(Wire::text(&w.reply(1, Duration::from_secs(10))), "0");
+    w.close();
+}

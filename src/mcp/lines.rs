@@ -12,7 +12,8 @@
 //!   notification (no `id`), which JSON-RPC forbids answering: it is ignored;
 //! - a line longer than [`MAX_LINE_BYTES`] is skipped to its newline and
 //!   answered `-32600`;
-//! - blank lines are ignored; everything else goes to rmcp.
+//! - blank lines are ignored; everything else goes to rmcp (a last line
+//!   without its newline included).
 //!
 //! Errors carry the request's `id` whenever it can be read (a lenient second
 //! look that skips over what the strict parse refused), else `null`. The
@@ -257,6 +258,8 @@ where
                     ));
                     continue;
                 }
+                // A last line without its newline still counts.
+                Ok(Read::Eof) if !self.buf.is_empty() && !self.discarding => {}
                 Ok(Read::Eof) => {
                     self.drain_replies().await;
                     return None;

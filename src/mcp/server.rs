@@ -170,6 +170,10 @@ impl CairnServer {
         cancel: Cancel,
     ) -> Result<ToolOutcome, McpError> {
         let mut guard = self.lock();
+        if cancel.is_cancelled() {
+            // Cancelled while it waited for the store: nothing runs.
+            return Ok(ToolOutcome::err("The call was cancelled; nothing ran."));
+        }
         let st = &mut *guard;
         st.engine.cancel = cancel;
         let mut ctx = ToolCtx {
