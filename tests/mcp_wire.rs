@@ -234,7 +234,7 @@ fn every_malformed_line_is_answered_and_the_connection_keeps_serving() {
         )
     );
     let long = format!(
-        r#"{{"jsonrpc":"2.0","id":8,"method":"ping","x":"{}"}}"#,
+        r#"{{"jsonrpc":"2.0","id":8,"method":"ping","params":{{"x":"{}"}}}}"#,
         "x".repeat(cairn::mcp::lines::MAX_LINE_BYTES)
     );
     w.raw(long.as_bytes());
@@ -242,7 +242,7 @@ fn every_malformed_line_is_answered_and_the_connection_keeps_serving() {
         w.error(),
         (
             -32600,
-            Value::Null,
+            json!(8),
             "Invalid Request: the line is longer than 8388608 bytes.".to_string()
         )
     );

@@ -11,7 +11,7 @@
 //!   cannot type) is answered `-32600` (invalid request), except an untypable
 //!   notification (no `id`), which JSON-RPC forbids answering: it is ignored;
 //! - a line longer than [`MAX_LINE_BYTES`] is skipped to its newline and
-//!   answered `-32600`;
+//!   answered `-32600` (its id read from the first [`HEAD_BYTES`]);
 //! - blank lines are ignored; everything else goes to rmcp (a last line
 //!   without its newline included).
 //!
@@ -26,7 +26,6 @@ use rmcp::RoleServer;
 use rmcp::model::{ErrorData, JsonRpcMessage, RequestId};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use serde::Deserialize;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
@@ -36,6 +35,9 @@ use tokio::task::JoinSet;
 /// limit too. The largest argument (a 1,000,000-character text) fits even
 /// fully `\u`-escaped.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+
+/// How much of an over-long line is kept to read its `id` from.
+pub const HEAD_BYTES: usize = 4096;
 
 /// What to do with one line.
 #[derive(Debug)]
@@ -50,15 +52,44 @@ pub enum Verdict {
 
 /// The request id of a line the strict parse refused, when a lenient look
 /// can read it: the first JSON value on the line, its top-level `id` only,
-/// everything else skipped unchecked.
+/// everything before it skipped unchecked and everything after it unread (so
+/// the id of a truncated line is found when it comes before the damage).
 fn probe_id(text: &str) -> Option<RequestId> {
-    #[derive(Deserialize)]
-    struct Probe {
-        #[serde(default)]
-        id: Option<RequestId>,
+    let mut slot = None;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let _ = serde::de::DeserializeSeed::deserialize(IdSeed(&mut slot), &mut de);
+    slot
+}
+
+/// Reads a map's `id` into the slot and stops there (the error the early
+/// stop causes is ignored by [`probe_id`]).
+struct IdSeed<'a>(&'a mut Option<RequestId>);
+
+impl<'de> serde::de::DeserializeSeed<'de> for IdSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
     }
-    let mut values = serde_json::Deserializer::from_str(text).into_iter::<Probe>();
-    values.next().and_then(Result::ok).and_then(|p| p.id)
+}
+
+impl<'de> serde::de::Visitor<'de> for IdSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON-RPC object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if key == "id" {
+                *self.0 = map.next_value::<Option<RequestId>>()?;
+                return Ok(());
+            }
+            map.next_value::<serde::de::IgnoredAny>()?;
+        }
+        Ok(())
+    }
 }
 
 fn reply(error: ErrorData, id: Option<RequestId>) -> Verdict {
@@ -146,6 +177,8 @@ enum Read {
 pub struct LineTransport<R, W> {
     read: BufReader<R>,
     buf: Vec<u8>,
+    /// The first [`HEAD_BYTES`] of the last over-long line (to read its id).
+    head: Vec<u8>,
     discarding: bool,
     write: Arc<Mutex<W>>,
     replies: JoinSet<()>,
@@ -161,6 +194,7 @@ where
         LineTransport {
             read: BufReader::new(read),
             buf: Vec::new(),
+            head: Vec::new(),
             discarding: false,
             write: Arc::new(Mutex::new(write)),
             replies: JoinSet::new(),
@@ -183,6 +217,12 @@ where
                     self.discarding = false;
                 }
             } else if self.buf.len() + take > MAX_LINE_BYTES + 1 {
+                let from: &[u8] = if self.buf.is_empty() {
+                    available
+                } else {
+                    &self.buf
+                };
+                self.head = from[..from.len().min(HEAD_BYTES)].to_vec();
                 self.buf.clear();
                 if newline.is_none() {
                     self.discarding = true;
@@ -247,6 +287,7 @@ where
             match self.read_line().await {
                 Ok(Read::Line) => {}
                 Ok(Read::TooLong) => {
+                    let id = probe_id(&String::from_utf8_lossy(&std::mem::take(&mut self.head)));
                     self.answer(JsonRpcMessage::error(
                         ErrorData::invalid_request(
                             format!(
@@ -254,7 +295,7 @@ where
                             ),
                             None,
                         ),
-                        None,
+                        id,
                     ));
                     continue;
                 }
@@ -333,6 +374,17 @@ mod tests {
             (-32600, Value::from(9))
         );
         assert_eq!(code_id(br#"{"id":10}"#), (-32600, Value::from(10)));
+    }
+
+    #[test]
+    fn the_id_of_a_truncated_line_is_read_when_it_comes_first() {
+        assert_eq!(
+            probe_id(r#"{"jsonrpc":"2.0","id":"x1","method":"tools/call","params":{"a":"xxxx"#),
+            Some(RequestId::String("x1".into()))
+        );
+        assert_eq!(probe_id(r#"{"jsonrpc":"2.0","params":{"a":"xxxx"#), None);
+        assert_eq!(probe_id(r#"{"id":null}"#), None);
+        assert_eq!(probe_id("[1]"), None);
     }
 
     #[test]

@@ -531,3 +531,34 @@ impl ServerHandler for CairnServer {
         .into())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_roots_decode_to_absolute_directories() {
+        assert_eq!(
+            file_root("file:///home/me/my%20repo"),
+            Some(PathBuf::from("/home/me/my repo"))
+        );
+        assert_eq!(
+            file_root("file://localhost/srv/x"),
+            Some(PathBuf::from("/srv/x"))
+        );
+        assert_eq!(file_root("file://otherhost/srv/x"), None);
+        assert_eq!(file_root("https://example.com/x"), None);
+        assert_eq!(file_root("file://"), None);
+    }
+
+    #[test]
+    fn protocol_faults_cap_what_they_quote() {
+        let e = protocol_fault(&DispatchError::UnknownTool("n".repeat(150)));
+        assert_eq!(
+            e.message,
+            format!("Unknown tool {}… (150 characters).", "n".repeat(100))
+        );
+        let e = protocol_fault(&DispatchError::UnknownTool("task_gte".into()));
+        assert_eq!(e.message, "Unknown tool task_gte.");
+    }
+}
