@@ -150,7 +150,7 @@ impl CairnServer {
         tools()
             .iter()
             .filter(|t| self.grants.contains(&t.capability))
-            .map(mcp_tool)
+            .map(titled_tool)
             .collect()
     }
 
@@ -371,9 +371,15 @@ pub fn mcp_tool(t: &ToolSpec) -> Tool {
         "cairn/capability".to_string(),
         Value::from(t.capability.as_str()),
     );
-    let mut tool = Tool::new(t.name, t.description, Arc::new((t.schema)()))
+    Tool::new(t.name, t.description, Arc::new((t.schema)()))
         .with_annotations(annotations)
-        .with_meta(MetaObject(meta));
+        .with_meta(MetaObject(meta))
+}
+
+/// [`mcp_tool`] with the tool's title ([`tool_title`]): what `tools/list`
+/// serves.
+pub fn titled_tool(t: &ToolSpec) -> Tool {
+    let mut tool = mcp_tool(t);
     tool.title = Some(tool_title(t.name).to_string());
     tool
 }
