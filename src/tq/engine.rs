@@ -68,7 +68,8 @@ pub struct Engine {
     /// `Query error: the query ran past its N s limit.`
     pub time_limit: Duration,
     /// Raised to interrupt the running query (an MCP cancellation); the
-    /// interrupted query answers like one past its limit and writes nothing.
+    /// interrupted query answers [`Engine::cancelled_error`] and writes
+    /// nothing.
     pub cancel: Cancel,
 }
 
@@ -155,9 +156,15 @@ impl Engine {
         )
     }
 
+    /// The cancellation diagnostic: `the query was cancelled; nothing was written.`
+    pub fn cancelled_error(&self) -> Diagnostic {
+        Diagnostic::query("the query was cancelled; nothing was written.", None)
+    }
+
     fn exec_diag(&self, e: ExecError) -> Diagnostic {
         match e {
             ExecError::Query(d) => d,
+            ExecError::Interrupted if self.cancel.is_cancelled() => self.cancelled_error(),
             ExecError::Interrupted => self.limit_error(),
             ExecError::Sqlite(e) => execution_failure(e),
         }
@@ -293,7 +300,7 @@ impl Engine {
         let deadline = Instant::now() + self.time_limit;
         let cancel = self.cancel.clone();
         if cancel.is_cancelled() {
-            return Err(self.limit_error());
+            return Err(self.cancelled_error());
         }
         let cancelled = self.cancel.clone();
         let out = store.write_with(|tx| -> Result<Output, WriteError> {
