@@ -18,10 +18,12 @@ use crate::tq::engine::Engine;
 pub(super) fn serve_cmd(flag: Option<&Path>, grant: &str) -> anyhow::Result<ExitCode> {
     let grants = parse_grants(grant).map_err(anyhow::Error::msg)?;
     let loc = location::resolve_from_env(flag)?;
+    let follow_roots = !matches!(loc.rule, location::Rule::Flag | location::Rule::Env);
     serve(ServeOptions {
         db: loc.db,
         root: loc.project,
         grants,
+        follow_roots,
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -2,8 +2,11 @@
 //! adapter over the tool registry, the seven prompts and resources, and
 //! `cairn serve`.
 
+pub mod lines;
+pub mod logging;
 pub mod prompts;
 pub mod serve;
 pub mod server;
+pub mod titles;
 
 pub use server::CairnServer;
