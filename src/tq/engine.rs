@@ -6,7 +6,8 @@
 //! run inside one `Store::write_with` transaction under a watchdog that
 //! interrupts the connection at the limit (the store's connection is shared,
 //! so its progress handler is not ours to set); either way an interrupted
-//! query changes nothing.
+//! statement changes nothing. Result shaping (grouping) checks the same
+//! deadline; a write query's result is shaped after its commit.
 
 use std::io::Write;
 use std::sync::mpsc;
@@ -35,6 +36,8 @@ pub struct Engine {
     /// How long one query may run before it is interrupted with
     /// `Query error: the query ran past its N s limit.`
     pub time_limit: Duration,
+    /// A pause at every shaping deadline check (zero outside tests).
+    shaping_pause: Duration,
 }
 
 impl Default for Engine {
@@ -100,6 +103,18 @@ impl Engine {
     pub fn new() -> Engine {
         Engine {
             time_limit: DEFAULT_TIME_LIMIT,
+            shaping_pause: Duration::ZERO,
+        }
+    }
+
+    /// Test hook: the same engine with a deliberately slow result-shaping
+    /// step (it sleeps `pause` at every deadline check while grouping), to
+    /// show the time limit and the write lock's release around shaping.
+    #[doc(hidden)]
+    pub fn with_shaping_pause(self, pause: Duration) -> Engine {
+        Engine {
+            shaping_pause: pause,
+            ..self
         }
     }
 
@@ -108,6 +123,20 @@ impl Engine {
         Diagnostic::query(
             format!(
                 "the query ran past its {} s limit.",
+                seconds_text(self.time_limit)
+            ),
+            None,
+        )
+    }
+
+    /// The time limit passed while a write query's result was shaped, after
+    /// its transaction committed: `the query ran past its N s limit after
+    /// its writes were recorded; run a read query to see the result.`
+    pub fn limit_after_writes_error(&self) -> Diagnostic {
+        Diagnostic::query(
+            format!(
+                "the query ran past its {} s limit after its writes were recorded; \
+                 run a read query to see the result.",
                 seconds_text(self.time_limit)
             ),
             None,
@@ -232,12 +261,23 @@ impl Engine {
         let deadline = Instant::now() + self.time_limit;
         conn.progress_handler(1000, Some(move || Instant::now() >= deadline))
             .map_err(execution_failure)?;
-        let out = exec::run_read(conn, &prepared.plan);
+        let shaping = exec::Deadline::at(deadline).with_pause(self.shaping_pause);
+        let out = exec::fetch(
+            conn,
+            &exec::read_statement(&prepared.plan),
+            &prepared.plan.main,
+            &shaping,
+        );
         let _ = conn.progress_handler(0, None::<fn() -> bool>);
         out.map_err(|e| self.exec_diag(e))
     }
 
     /// Runs a write plan in ONE store transaction: all its events or none.
+    /// The transaction holds the write lock for the writes and the final
+    /// statement's rows only; grouping the rows (result shaping) runs after
+    /// the commit, under the same time limit (issue 14). Past the limit
+    /// during that shaping, when the query appended events, the answer is
+    /// [`Engine::limit_after_writes_error`] (they stay recorded).
     pub fn execute_write(
         &self,
         store: &Store,
@@ -246,21 +286,27 @@ impl Engine {
     ) -> Result<Output, Diagnostic> {
         let ts = crate::store::now();
         let limit = self.time_limit;
-        let out = store.write_with(|tx| -> Result<Output, WriteError> {
-            exec::register_functions(tx.conn()).map_err(ExecError::from)?;
-            let handle = tx.conn().get_interrupt_handle();
-            let (stop, stopped) = mpsc::channel::<()>();
-            let watchdog = std::thread::spawn(move || {
-                if let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(limit) {
-                    handle.interrupt();
-                }
-            });
-            let out = mutate::run_write(tx, plan, session, ts);
-            let _ = stop.send(());
-            let _ = watchdog.join();
-            out
-        });
-        out.map_err(|e| self.write_diag(e))
+        let shaping = exec::Deadline::at(Instant::now() + limit).with_pause(self.shaping_pause);
+        let written = store
+            .write_with(|tx| -> Result<mutate::Written, WriteError> {
+                exec::register_functions(tx.conn()).map_err(ExecError::from)?;
+                let handle = tx.conn().get_interrupt_handle();
+                let (stop, stopped) = mpsc::channel::<()>();
+                let watchdog = std::thread::spawn(move || {
+                    if let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(limit) {
+                        handle.interrupt();
+                    }
+                });
+                let out = mutate::run_write(tx, plan, session, ts);
+                let _ = stop.send(());
+                let _ = watchdog.join();
+                out
+            })
+            .map_err(|e| self.write_diag(e))?;
+        exec::shape(written.fetched, &shaping).map_err(|e| match e {
+            ExecError::Interrupted if written.appended > 0 => self.limit_after_writes_error(),
+            e => self.exec_diag(e),
+        })
     }
 
     /// The statements `text` compiles to on `surface`, with their

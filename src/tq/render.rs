@@ -315,21 +315,45 @@ pub fn render(o: &Output) -> String {
 }
 
 /// Buckets `(row, key)` pairs into groups: absent keys under `none`, groups
-/// largest first, ties by key; tasks keep their order.
+/// largest first, ties by key; tasks keep their order. Linear in the rows
+/// (plus sorting the groups).
 pub fn group(rows: Vec<(TaskRow, Option<String>)>) -> Vec<Group> {
+    match group_checked(rows, usize::MAX, || Ok::<(), std::convert::Infallible>(())) {
+        Ok(groups) => groups,
+        Err(never) => match never {},
+    }
+}
+
+/// [`group`], calling `check` before the first row, every `every` rows and
+/// after sorting; the first error of `check` ends the grouping (the time
+/// limit, issue 14).
+pub fn group_checked<E>(
+    rows: Vec<(TaskRow, Option<String>)>,
+    every: usize,
+    mut check: impl FnMut() -> Result<(), E>,
+) -> Result<Vec<Group>, E> {
+    let every = every.max(1);
     let mut groups: Vec<Group> = Vec::new();
-    for (row, key) in rows {
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (i, (row, key)) in rows.into_iter().enumerate() {
+        if i % every == 0 {
+            check()?;
+        }
         let key = key.unwrap_or_else(|| "none".to_string());
-        match groups.iter_mut().find(|g| g.key == key) {
-            Some(g) => g.tasks.push(row),
-            None => groups.push(Group {
-                key,
-                tasks: vec![row],
-            }),
+        match index.get(&key) {
+            Some(&g) => groups[g].tasks.push(row),
+            None => {
+                index.insert(key.clone(), groups.len());
+                groups.push(Group {
+                    key,
+                    tasks: vec![row],
+                });
+            }
         }
     }
     groups.sort_by(|a, b| b.tasks.len().cmp(&a.tasks.len()).then(a.key.cmp(&b.key)));
-    groups
+    check()?;
+    Ok(groups)
 }
 
 #[cfg(test)]
