@@ -5,7 +5,7 @@
 mod toolfx;
 
 use serde_json::json;
-use toolfx::{Fx, PREFIX, story};
+use toolfx::{PREFIX, story};
 
 #[test]
 fn handoff_refuses_git_internals_and_cairns_own_files() {

@@ -425,6 +425,36 @@ mod tests {
     }
 
     #[test]
+    fn grouping_checks_every_n_rows_and_after_the_sort_and_stops_at_the_first_error() {
+        let rows = |n: usize| -> Vec<(TaskRow, Option<String>)> {
+            (0..n)
+                .map(|i| (row(&format!("t{i}"), "active"), Some(format!("k{}", i % 3))))
+                .collect()
+        };
+        let mut checks = 0;
+        let g = group_checked(rows(10), 4, || {
+            checks += 1;
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        // Rows 0, 4 and 8, then once after the sort.
+        assert_eq!(checks, 4);
+        assert_eq!(
+            g.iter()
+                .map(|g| (g.key.as_str(), g.tasks.len()))
+                .collect::<Vec<_>>(),
+            [("k0", 4), ("k1", 3), ("k2", 3)]
+        );
+        let mut checks = 0;
+        let stopped = group_checked(rows(10), 4, || {
+            checks += 1;
+            if checks == 2 { Err("limit") } else { Ok(()) }
+        });
+        assert_eq!(stopped, Err("limit"));
+        assert_eq!(checks, 2);
+    }
+
+    #[test]
     fn groups_largest_first_ties_by_key() {
         let g = group(vec![
             (row("a", "open"), Some("open".into())),
