@@ -13,7 +13,7 @@ const WRITERS: usize = 2;
 /// Each writer's busy timeout: a write that waits longer fails with
 /// `database is locked` (the store's own is 30 s; the lock-outs of the
 /// issue lasted minutes).
-const WRITER_BUSY: Duration = Duration::from_secs(2);
+const WRITER_BUSY: Duration = Duration::from_secs(3);
 
 fn slug(i: usize) -> String {
     format!("2026-01-01-bulk-task-{i:05}")
@@ -115,17 +115,30 @@ fn writers_keep_succeeding_while_verify_and_rebuild_run() {
             .filter_map(|(_, r)| r.as_ref().ok().copied())
             .collect()
     };
+    if let Some((t, Ok(d))) = samples
+        .iter()
+        .filter(|(_, r)| r.is_ok())
+        .max_by_key(|(_, r)| r.as_ref().ok().copied())
+    {
+        eprintln!(
+            "maintenance: slowest write {d:?}, started {:?} after verify started ({:?} before rebuild started)",
+            t.saturating_duration_since(v_start),
+            r_start.saturating_duration_since(*t)
+        );
+    }
     let in_verify = during(v_start, v_end);
     let in_rebuild = during(r_start, r_end);
     eprintln!(
-        "maintenance: {TASKS} tasks, {} events built in {built:?}; verify {:?} ({} writes, p99 {:?}); rebuild {:?} ({} writes, p99 {:?}); {} writes in all",
+        "maintenance: {TASKS} tasks, {} events built in {built:?}; verify {:?} ({} writes, p99 {:?}, max {:?}); rebuild {:?} ({} writes, p99 {:?}, max {:?}); {} writes in all",
         2 * TASKS,
         v_end - v_start,
         in_verify.len(),
         p99(in_verify.clone()),
+        in_verify.iter().max().copied().unwrap_or_default(),
         r_end - r_start,
         in_rebuild.len(),
         p99(in_rebuild.clone()),
+        in_rebuild.iter().max().copied().unwrap_or_default(),
         samples.len()
     );
     assert!(!in_verify.is_empty() && !in_rebuild.is_empty());
@@ -169,7 +182,18 @@ fn verify_reports_a_tampered_projection_and_rebuild_repairs_it_with_new_ids() {
             NewEvent::observation("s", 13, "2026-01-01-beta", "tokenizer.rs:45 note"),
         ])
         .unwrap();
+    // Verify takes no write lock: it completes while another connection
+    // holds one (before the fix it waited out the 30 s busy timeout).
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let start = Instant::now();
     let good = store.verify().unwrap();
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    holder.execute_batch("ROLLBACK").unwrap();
     assert!(good.ok);
     assert_eq!(good.before, good.after);
     store
