@@ -121,9 +121,10 @@ fn writers_keep_succeeding_while_verify_and_rebuild_run() {
         .max_by_key(|(_, r)| r.as_ref().ok().copied())
     {
         eprintln!(
-            "maintenance: slowest write {d:?}, started {:?} after verify started ({:?} before rebuild started)",
+            "maintenance: slowest write {d:?}, started {:?} after verify started, {:?} after rebuild started, {:?} before rebuild ended",
             t.saturating_duration_since(v_start),
-            r_start.saturating_duration_since(*t)
+            t.saturating_duration_since(r_start),
+            r_end.saturating_duration_since(*t)
         );
     }
     let in_verify = during(v_start, v_end);

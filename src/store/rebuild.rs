@@ -48,8 +48,8 @@ const CLEAR_PROJECTION: &str = "
     DELETE FROM tasks;
 ";
 
-/// The projection and fold-state tables a rebuild swaps in, parents first.
-/// Keep in step with [`CLEAR_PROJECTION`].
+/// The projection and fold-state tables a rebuild swaps in, parents first
+/// (emptied in reverse). Keep in step with [`CLEAR_PROJECTION`].
 const PROJECTION_TABLES: [&str; 10] = [
     "tasks",
     "task_fold",
@@ -336,13 +336,13 @@ fn fold_after(conn: &Connection, through: i64) -> Result<usize, StoreError> {
 }
 
 /// The short write transaction of a rebuild, on `conn` (a FRESH connection
-/// that has not used `obs_fts`, so FTS5 holds no cached index structure)
+/// that has not used `obs_fts`, so FTS5 holds no cached index structure,
+/// with foreign keys off: the aside projection is consistent as a whole)
 /// with the aside attached as `aside`: the live projection and FTS index
-/// are replaced by the aside's (triggers off, foreign keys deferred), then
-/// the events after `through` are folded on top.
+/// are replaced by the aside's (triggers off), then the events after
+/// `through` are folded on top.
 fn swap_in(conn: &Connection, through: i64) -> Result<(), StoreError> {
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    tx.pragma_update(None, "defer_foreign_keys", "ON")?;
     let triggers = projection_triggers(&tx, "main")?;
     for (name, _) in &triggers {
         tx.execute_batch(&format!(
@@ -350,7 +350,11 @@ fn swap_in(conn: &Connection, through: i64) -> Result<(), StoreError> {
             name.replace('"', "\"\"")
         ))?;
     }
-    tx.execute_batch(CLEAR_PROJECTION)?;
+    // With foreign keys and triggers off, an unconditioned DELETE empties a
+    // table without visiting its rows (SQLite's truncate optimisation).
+    for t in PROJECTION_TABLES.iter().rev() {
+        tx.execute_batch(&format!("DELETE FROM main.{t}"))?;
+    }
     for t in PROJECTION_TABLES {
         tx.execute_batch(&format!("INSERT INTO main.{t} SELECT * FROM aside.{t}"))?;
     }
@@ -381,7 +385,7 @@ impl Store {
         let through = refold_aside(&aside.open()?)?;
         let conn = Connection::open(self.path())?;
         conn.busy_timeout(super::open::BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.pragma_update(None, "foreign_keys", "OFF")?;
         conn.execute(
             "ATTACH DATABASE ?1 AS aside",
             params![aside.path.to_string_lossy().into_owned()],
