@@ -101,14 +101,7 @@ impl Store {
 
     /// True when a task row with slug `slug` (depot prefix stripped) exists.
     pub fn task_exists(&self, slug: &str) -> Result<bool, StoreError> {
-        let bare = slug::strip_depot(slug);
-        Ok(self
-            .conn
-            .query_row("SELECT 1 FROM tasks WHERE slug = ?1", params![bare], |_| {
-                Ok(())
-            })
-            .optional()?
-            .is_some())
+        task_exists_on(&self.conn, slug)
     }
 
     /// `Ok(bare slug)` when the task exists, else [`StoreError::NoTask`]
@@ -122,22 +115,14 @@ impl Store {
         }
     }
 
-    /// Mints `YYYY-MM-DD-core[-N]` for `name` on `today` (spec/store.md
-    /// "Slugs and names"): `-2`, `-3`, ... when the slug already names a task.
+    /// The slug a create of `name` on `today` would mint NOW (spec/store.md
+    /// "Slugs and names"): `-2`, `-3`, ... when the slug already names a
+    /// task. A preview only: another writer may take it before a later
+    /// write; a create mints inside its write transaction with
+    /// [`super::WriteTx::mint_slug`] (issue 14).
     /// Errors: [`StoreError::NameRequired`], [`StoreError::NameTooThin`].
     pub fn mint_slug(&self, name: &str, today: time::Date) -> Result<String, StoreError> {
-        let base = slug::slug_for(name, today)?;
-        if !self.task_exists(&base)? {
-            return Ok(base);
-        }
-        let mut n: u64 = 2;
-        loop {
-            let candidate = format!("{base}-{n}");
-            if !self.task_exists(&candidate)? {
-                return Ok(candidate);
-            }
-            n += 1;
-        }
+        mint_slug_on(&self.conn, name, today)
     }
 
     /// Live metadata keys: distinct `task_metadata.key`, sorted.
@@ -174,6 +159,38 @@ impl Store {
     /// The schema version stamped in `schema_meta` (0 when unstamped).
     pub fn schema_version(&self) -> Result<i64, StoreError> {
         read_version(&self.conn)
+    }
+}
+
+/// True when a task row with slug `slug` (depot prefix stripped) exists, as
+/// seen by `conn` (inside a write transaction: under the write lock).
+pub(crate) fn task_exists_on(conn: &Connection, slug: &str) -> Result<bool, StoreError> {
+    let bare = slug::strip_depot(slug);
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM tasks WHERE slug = ?1")?
+        .query_row(params![bare], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// `YYYY-MM-DD-core[-N]` for `name` on `today`, the suffix the first one no
+/// task row on `conn` holds. Errors as [`slug::slug_for`].
+pub(crate) fn mint_slug_on(
+    conn: &Connection,
+    name: &str,
+    today: time::Date,
+) -> Result<String, StoreError> {
+    let base = slug::slug_for(name, today)?;
+    if !task_exists_on(conn, &base)? {
+        return Ok(base);
+    }
+    let mut n: u64 = 2;
+    loop {
+        let candidate = format!("{base}-{n}");
+        if !task_exists_on(conn, &candidate)? {
+            return Ok(candidate);
+        }
+        n += 1;
     }
 }
 

@@ -1,7 +1,17 @@
-//! Rebuild, verify and digest (spec/store.md "Rebuild and verify").
+//! Rebuild, verify and digest (spec/store.md "Rebuild and verify";
+//! docs/store.md "Verify and rebuild without locking writers out").
+//!
+//! Neither holds the write lock while it re-folds (issue 14): both copy a
+//! consistent snapshot of the database into an aside file next to it
+//! (`VACUUM INTO`, one read transaction) and re-fold there. `verify`
+//! compares digests on the copy and never writes the store; `rebuild` then
+//! swaps the aside projection in with one short write transaction that also
+//! folds the events that arrived since the snapshot.
+
+use std::path::{Path, PathBuf};
 
 use rusqlite::types::ValueRef;
-use rusqlite::{Connection, Transaction, TransactionBehavior};
+use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
 use super::error::StoreError;
@@ -37,6 +47,30 @@ const CLEAR_PROJECTION: &str = "
     UPDATE tasks SET parent_task_id = NULL;
     DELETE FROM tasks;
 ";
+
+/// The projection and fold-state tables a rebuild swaps in, parents first
+/// (emptied in reverse). Keep in step with [`CLEAR_PROJECTION`].
+const PROJECTION_TABLES: [&str; 10] = [
+    "tasks",
+    "task_fold",
+    "edges",
+    "edge_state",
+    "sever_state",
+    "observations",
+    "handoffs",
+    "task_metadata",
+    "named_views",
+    "view_state",
+];
+
+/// The FTS5 shadow tables of `obs_fts` (external content: no content
+/// table). A rebuild copies them from the aside index, which it built once.
+const FTS_SHADOW_TABLES: [&str; 4] = [
+    "obs_fts_data",
+    "obs_fts_idx",
+    "obs_fts_docsize",
+    "obs_fts_config",
+];
 
 /// One SELECT per table, surrogate ids mapped to slugs, in a total order.
 const DIGEST_QUERIES: [(&str, &str); 10] = [
@@ -181,29 +215,201 @@ fn fts_consistent(conn: &Connection) -> Result<bool, StoreError> {
     }
 }
 
-impl Store {
-    /// Rebuilds the projection from the log in one `BEGIN IMMEDIATE`
-    /// transaction (spec/store.md "Rebuild and verify"). Errors: [`StoreError::Sqlite`].
-    pub fn rebuild(&self) -> Result<(), StoreError> {
-        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        rebuild_in(&tx)?;
-        tx.commit()?;
-        Ok(())
+/// A scratch copy of the store beside it (`<db>.aside-<pid>-<n>`, matched
+/// by the `cairn.db*` ignore rule), removed when dropped.
+struct Aside {
+    path: PathBuf,
+}
+
+impl Aside {
+    /// Copies a consistent snapshot of the database at `db` into a new aside
+    /// file with `VACUUM INTO` on a fresh connection: SQLite runs it as one
+    /// read transaction (no write lock on `db`); writers carry on meanwhile.
+    fn snapshot(db: &Path) -> Result<Aside, StoreError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let mut name = db.file_name().unwrap_or_default().to_os_string();
+        name.push(format!(
+            ".aside-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        let aside = Aside {
+            path: db.with_file_name(name),
+        };
+        aside.remove();
+        let target = aside.path.to_string_lossy().into_owned();
+        let conn = Connection::open(db)?;
+        conn.busy_timeout(super::open::BUSY_TIMEOUT)?;
+        conn.execute("VACUUM INTO ?1", params![target])?;
+        Ok(aside)
     }
 
-    /// Digests the projection, rebuilds inside a savepoint, digests again and
-    /// rolls back: `ok` when the digests are equal and the FTS index is
-    /// consistent. Holds the write lock for its duration so no write lands
-    /// between the two digests; changes nothing. Errors: [`StoreError::Sqlite`].
+    /// A connection to the copy, tuned for scratch work (nothing durable).
+    fn open(&self) -> Result<Connection, StoreError> {
+        let conn = Connection::open(&self.path)?;
+        conn.pragma_update(None, "synchronous", "OFF")?;
+        let _: String = conn.query_row("PRAGMA journal_mode=MEMORY", [], |r| r.get(0))?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        Ok(conn)
+    }
+
+    fn remove(&self) {
+        for suffix in ["", "-journal", "-wal", "-shm"] {
+            let mut p = self.path.clone().into_os_string();
+            p.push(suffix);
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+impl Drop for Aside {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// The CREATE TRIGGER statements on the projection tables of `schema`.
+fn projection_triggers(
+    conn: &Connection,
+    schema: &str,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let sql = format!(
+        "SELECT name, sql FROM {schema}.sqlite_master WHERE type = 'trigger' AND tbl_name IN ({})",
+        PROJECTION_TABLES.map(|t| format!("'{t}'")).join(", ")
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Re-folds the whole log on an aside copy with the FTS triggers off (the
+/// index is cleared with `'delete-all'` and built once at the end). Returns
+/// the highest `seq` folded.
+fn refold_aside(conn: &Connection) -> Result<i64, StoreError> {
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let triggers = projection_triggers(&tx, "main")?;
+    for (name, _) in &triggers {
+        tx.execute_batch(&format!("DROP TRIGGER \"{}\"", name.replace('"', "\"\"")))?;
+    }
+    tx.execute("INSERT INTO obs_fts(obs_fts) VALUES ('delete-all')", [])?;
+    rebuild_in(&tx)?;
+    for (_, sql) in &triggers {
+        tx.execute_batch(sql)?;
+    }
+    let through: i64 =
+        tx.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
+    tx.commit()?;
+    Ok(through)
+}
+
+/// Folds the events after `through` (arrival order does not matter: the
+/// fold is order-independent) on `conn`.
+fn fold_after(conn: &Connection, through: i64) -> Result<usize, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT event_id, task_id, type, ts, data FROM main.events WHERE seq > ?1
+         ORDER BY ts, event_id",
+    )?;
+    let mut rows = stmt.query(params![through])?;
+    let mut n = 0;
+    while let Some(row) = rows.next()? {
+        let event_id: String = row.get(0)?;
+        let task_id: String = row.get(1)?;
+        let event_type: String = row.get(2)?;
+        let ts: i64 = row.get(3)?;
+        let data: String = row.get(4)?;
+        let data: serde_json::Value =
+            serde_json::from_str(&data).unwrap_or(serde_json::Value::Null);
+        fold(
+            conn,
+            &FoldInput {
+                event_id: &event_id,
+                task_id: &task_id,
+                event_type: &event_type,
+                ts,
+                data: &data,
+            },
+        )?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The short write transaction of a rebuild, on `conn` (a FRESH connection
+/// that has not used `obs_fts`, so FTS5 holds no cached index structure,
+/// with foreign keys off: the aside projection is consistent as a whole)
+/// with the aside attached as `aside`: the live projection and FTS index
+/// are replaced by the aside's (triggers off), then the events after
+/// `through` are folded on top.
+fn swap_in(conn: &Connection, through: i64) -> Result<(), StoreError> {
+    let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let triggers = projection_triggers(&tx, "main")?;
+    for (name, _) in &triggers {
+        tx.execute_batch(&format!(
+            "DROP TRIGGER main.\"{}\"",
+            name.replace('"', "\"\"")
+        ))?;
+    }
+    // With foreign keys and triggers off, an unconditioned DELETE empties a
+    // table without visiting its rows (SQLite's truncate optimisation).
+    for t in PROJECTION_TABLES.iter().rev() {
+        tx.execute_batch(&format!("DELETE FROM main.{t}"))?;
+    }
+    for t in PROJECTION_TABLES {
+        tx.execute_batch(&format!("INSERT INTO main.{t} SELECT * FROM aside.{t}"))?;
+    }
+    for t in FTS_SHADOW_TABLES {
+        tx.execute_batch(&format!(
+            "DELETE FROM main.{t}; INSERT INTO main.{t} SELECT * FROM aside.{t};"
+        ))?;
+    }
+    for (_, sql) in &triggers {
+        tx.execute_batch(sql)?;
+    }
+    fold_after(&tx, through)?;
+    tx.commit()?;
+    Ok(())
+}
+
+impl Store {
+    /// Rebuilds the projection from the log without holding the write lock
+    /// while it re-folds (spec/store.md "Rebuild and verify", issue 14):
+    /// snapshots the database into an aside file (a read transaction),
+    /// re-folds every event there ordered by `(ts, event_id)` and builds its
+    /// FTS index once, then swaps the aside projection and index in with one
+    /// short `BEGIN IMMEDIATE` transaction that also folds the events that
+    /// arrived since the snapshot. Writers wait only for the swap.
+    /// Errors: [`StoreError::Sqlite`].
+    pub fn rebuild(&self) -> Result<(), StoreError> {
+        let aside = Aside::snapshot(self.path())?;
+        let through = refold_aside(&aside.open()?)?;
+        let conn = Connection::open(self.path())?;
+        conn.busy_timeout(super::open::BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "foreign_keys", "OFF")?;
+        conn.execute(
+            "ATTACH DATABASE ?1 AS aside",
+            params![aside.path.to_string_lossy().into_owned()],
+        )?;
+        let swapped = swap_in(&conn, through);
+        let _ = conn.execute_batch("DETACH DATABASE aside");
+        drop(conn);
+        swapped
+    }
+
+    /// Checks that the projection is a faithful fold of the log, taking NO
+    /// write lock and changing nothing (issue 14): snapshots the database
+    /// into an aside file (one read transaction), then on that copy digests
+    /// the projection, checks the FTS index, re-folds every event and
+    /// digests again: `ok` when the digests are equal and the index is
+    /// consistent. Writers carry on meanwhile; what they add after the
+    /// snapshot is not checked. Errors: [`StoreError::Sqlite`].
     pub fn verify(&self) -> Result<Verification, StoreError> {
-        let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        let before = digest_of(&tx)?;
-        let fts_ok = fts_consistent(&tx)?;
-        tx.execute_batch("SAVEPOINT verify_rebuild")?;
-        let trial = rebuild_in(&tx).and_then(|()| digest_of(&tx));
-        tx.execute_batch("ROLLBACK TO verify_rebuild; RELEASE verify_rebuild")?;
-        let after = trial?;
-        tx.rollback()?;
+        let aside = Aside::snapshot(self.path())?;
+        let conn = aside.open()?;
+        let before = digest_of(&conn)?;
+        let fts_ok = fts_consistent(&conn)?;
+        refold_aside(&conn)?;
+        let after = digest_of(&conn)?;
         Ok(Verification {
             ok: fts_ok && before == after,
             before,

@@ -107,6 +107,23 @@ impl WriteTx<'_> {
         &self.tx
     }
 
+    /// True when a task row with slug `slug` (depot prefix stripped) exists,
+    /// read under this transaction's write lock.
+    pub fn task_exists(&self, slug: &str) -> Result<bool, StoreError> {
+        super::open::task_exists_on(&self.tx, slug)
+    }
+
+    /// Mints `YYYY-MM-DD-core[-N]` for `name` on `today` under the write
+    /// lock (spec/store.md "Slugs and names", issue 14): the existence check
+    /// and the `-2`, `-3`, ... suffix see every committed create, and no
+    /// other writer can take the slug before this transaction commits, so
+    /// a create appended in the same transaction never merges into another
+    /// task. Errors: [`StoreError::NameRequired`], [`StoreError::NameTooThin`],
+    /// [`StoreError::Sqlite`].
+    pub fn mint_slug(&self, name: &str, today: time::Date) -> Result<String, StoreError> {
+        super::open::mint_slug_on(&self.tx, name, today)
+    }
+
     /// Appends and folds `events` in order. Returns the `seq` of each event
     /// actually appended.
     ///

@@ -30,8 +30,9 @@ use crate::store::{NewEvent, read};
 /// no-current line, `No task SLUG.`,
 /// `SLUG is reserved; it is not a task.`,
 /// `path must stay inside the project: PATH` (absolute, escaping the root
-/// lexically, through a symlink that resolves outside the root or dangles, or
-/// naming a symlink at all), `path is a directory: PATH`,
+/// lexically, through a symlink that resolves outside the root or dangles,
+/// naming a symlink at all, or — issue 14 — inside `.git/` or onto cairn's
+/// own files, see [`reserved`]), `path is a directory: PATH`,
 /// `path goes through a file: PATH`,
 /// `could not write the handoff note PATH: ERR`. Refusals record no event.
 pub fn handoff(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> ToolOutcome {
@@ -54,7 +55,7 @@ fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Done {
     let full = root.join(&rel);
     let shown = rel_text(&rel);
     let named = given.map_or_else(|| shown.clone(), str::to_string);
-    let target = match resolve(&root, &rel, &named)? {
+    let target = match resolve(&root, &rel, &named, ctx.store.path())? {
         Target::Existing => None,
         Target::New(path) => Some(path),
     };
@@ -69,7 +70,7 @@ fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Done {
             std::fs::create_dir_all(dir).map_err(io)?;
         }
         // Re-check after creating directories (a link swapped in meanwhile).
-        if let Target::New(path) = resolve(&root, &rel, &named)? {
+        if let Target::New(path) = resolve(&root, &rel, &named, ctx.store.path())? {
             let mut file = OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -105,8 +106,11 @@ enum Target {
 /// component that is a symlink at all; `path is a directory: NAMED` for an
 /// existing directory at the path; `path goes through a file: NAMED` when an
 /// intermediate component is a file.
-fn resolve(root: &Path, rel: &Path, named: &str) -> Result<Target, String> {
+fn resolve(root: &Path, rel: &Path, named: &str, store: &Path) -> Result<Target, String> {
     let outside = || format!("path must stay inside the project: {named}");
+    // The final path, once intermediate links are resolved, must not be
+    // git's or cairn's own either (a link to `.git/` or `.cairn/`).
+    let own = |p: &Path| store_file(p, store) || p.strip_prefix(root).map_or(true, reserved);
     let parts: Vec<_> = rel.components().collect();
     let mut cur = root.to_path_buf();
     for (i, c) in parts.iter().enumerate() {
@@ -117,7 +121,11 @@ fn resolve(root: &Path, rel: &Path, named: &str) -> Result<Target, String> {
             Err(_) => {
                 // Missing from here on: the rest is created under `cur`.
                 let rest: PathBuf = parts[i..].iter().collect();
-                return Ok(Target::New(cur.join(rest)));
+                let path = cur.join(rest);
+                if own(&path) {
+                    return Err(outside());
+                }
+                return Ok(Target::New(path));
             }
         };
         if meta.file_type().is_symlink() {
@@ -138,6 +146,9 @@ fn resolve(root: &Path, rel: &Path, named: &str) -> Result<Target, String> {
             }
             cur = probe;
         } else if last {
+            if own(&probe) {
+                return Err(outside());
+            }
             return Ok(Target::Existing);
         } else {
             return Err(format!("path goes through a file: {named}"));
@@ -224,10 +235,49 @@ fn confine(p: &str) -> Result<PathBuf, String> {
             Component::RootDir | Component::Prefix(_) => return Err(refuse()),
         }
     }
-    if out.as_os_str().is_empty() {
+    if out.as_os_str().is_empty() || reserved(&out) {
         return Err(refuse());
     }
     Ok(out)
+}
+
+/// True when `rel` (relative to the project root, normalised) is git's or
+/// cairn's own (docs/tools.md "handoff"): any path through a `.git`
+/// component (ASCII case-insensitive: the repository, a nested repository,
+/// a worktree's `.git` file), any file directly in `.cairn/` (the database
+/// and its `-wal`/`-shm`/`-journal` files, lock and epoch files,
+/// `.gitignore`, `.gitattributes`) and any per-task log
+/// `.cairn/tasks/**/events.ndjson`. Notes elsewhere under `.cairn/tasks/`
+/// stay allowed (the default note lives there).
+fn reserved(rel: &Path) -> bool {
+    let parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
+        return true;
+    }
+    match parts.first() {
+        Some(first) if first == ".cairn" => {
+            parts.len() <= 2 || parts.last().is_some_and(|l| l == "events.ndjson")
+        }
+        _ => false,
+    }
+}
+
+/// True when `path` (a resolved, absolute path) is `store`'s database file
+/// or one of its companions (`cairn.db-wal`, a lock file beside it, ...):
+/// its directory is the store's and its name starts with the store's file
+/// name. Catches a store named by `--db`/`CAIRN_DB` inside the project.
+fn store_file(path: &Path, store: &Path) -> bool {
+    let (Some(dir), Some(name)) = (store.parent(), store.file_name()) else {
+        return false;
+    };
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    path.parent() == Some(dir.as_path())
+        && path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(&*name.to_string_lossy()))
 }
 
 fn rel_text(rel: &Path) -> String {

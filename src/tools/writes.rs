@@ -8,7 +8,7 @@ use super::args::{
 };
 use super::structured::{Created, EdgeChange, Forked, MetadataSet, Observed, StatusSet};
 use super::{Done, ToolCtx, ToolOutcome, bare, check_len, limits, required, store_err};
-use crate::store::{EdgeType, NewEvent, Status};
+use crate::store::{EdgeType, NewEvent, Status, StoreError};
 
 /// The edge types a tool accepts (seed 000: `phase-of`, `depends-on`, `related`).
 const TOOL_EDGES: [EdgeType; 3] = [EdgeType::PhaseOf, EdgeType::DependsOn, EdgeType::Related];
@@ -58,13 +58,23 @@ pub fn task_create(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> ToolOutcome {
 fn task_create_line(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> Done {
     let name = required("name", Some(&a.name), limits::NAME)?;
     let description = optional_text("description", a.description.as_deref())?;
-    let slug = ctx.store.mint_slug(name, ctx.today()).map_err(store_err)?;
+    let (today, now, sid) = (ctx.today(), ctx.clock.now(), ctx.session.id.clone());
+    let current = ctx.session.current.is_none();
+    let typed = name.trim().to_string();
+    // Minted under the write lock, so the answer names the task really
+    // created, never one a concurrent create took (issue 14).
+    let slug = ctx
+        .store
+        .write_with(|tx| -> Result<String, StoreError> {
+            let slug = tx.mint_slug(name, today)?;
+            tx.append(&[
+                NewEvent::task_create(&sid, now, &slug, description, None).with_name(&typed),
+            ])?;
+            Ok(slug)
+        })
+        .map_err(store_err)?;
     let open = crate::store::read::open_tasks(ctx.store.conn()).map_err(store_err)?;
     let duplicates = super::duplicates::possible_duplicates(name, &slug, &open);
-    let ev = NewEvent::task_create(&ctx.session.id, ctx.clock.now(), &slug, description, None)
-        .with_name(name.trim());
-    ctx.store.write(&[ev]).map_err(store_err)?;
-    let current = ctx.session.current.is_none();
     ctx.session.adopt_if_none(&slug);
     let out = Created {
         slug: slug.clone(),
@@ -106,21 +116,28 @@ fn task_fork_line(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> Done {
             None => return Err("No parent task; pass from or select a task first.".to_string()),
         },
     };
-    let base = crate::store::slug::slug_for(name, ctx.today()).map_err(store_err)?;
+    let today = ctx.today();
+    let base = crate::store::slug::slug_for(name, today).map_err(store_err)?;
     if base == parent {
-        return Err("A task cannot fork from itself.".to_string());
-    }
-    let child = ctx.store.mint_slug(name, ctx.today()).map_err(store_err)?;
-    if child == parent {
         return Err("A task cannot fork from itself.".to_string());
     }
     let now = ctx.clock.now();
     let sid = ctx.session.id.clone();
-    let events = [
-        NewEvent::task_create(&sid, now, &child, description, None).with_name(name.trim()),
-        NewEvent::fork(&sid, now, &parent, &child, edge),
-    ];
-    ctx.store.write(&events).map_err(store_err)?;
+    // The child's slug is minted under the write lock, in the transaction
+    // that creates it and forks it from `parent` (issue 14). The parent
+    // exists, so the minted slug (base or a free `-N`) is never the parent.
+    let typed = name.trim().to_string();
+    let child = ctx
+        .store
+        .write_with(|tx| -> Result<String, StoreError> {
+            let child = tx.mint_slug(name, today)?;
+            tx.append(&[
+                NewEvent::task_create(&sid, now, &child, description, None).with_name(&typed),
+                NewEvent::fork(&sid, now, &parent, &child, edge),
+            ])?;
+            Ok(child)
+        })
+        .map_err(store_err)?;
     ctx.session.switch_to(&child);
     let text = format!("Forked {child} from {parent} ({edge}).");
     let out = Forked {

@@ -329,6 +329,17 @@ impl Checker<'_> {
         if name.is_empty() || blank {
             return err(msg, span);
         }
+        // A view name is recorded in an event and shown on one line: a write
+        // form refuses control characters, saying so (issue 14).
+        if entry.op != Op::View && name.chars().any(char::is_control) {
+            return err(
+                format!(
+                    "{} needs a view name without control characters (line breaks, tabs).",
+                    entry.usage
+                ),
+                span,
+            );
+        }
         Ok(name)
     }
 

@@ -6,7 +6,8 @@
 //! run inside one `Store::write_with` transaction under a watchdog that
 //! interrupts the connection at the limit (the store's connection is shared,
 //! so its progress handler is not ours to set); either way an interrupted
-//! query changes nothing.
+//! statement changes nothing. Result shaping (grouping) checks the same
+//! deadline; a write query's result is shaped after its commit.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -71,6 +72,8 @@ pub struct Engine {
     /// interrupted query answers [`Engine::cancelled_error`] and writes
     /// nothing.
     pub cancel: Cancel,
+    /// A pause at every shaping deadline check (zero outside tests).
+    shaping_pause: Duration,
 }
 
 impl Default for Engine {
@@ -142,6 +145,18 @@ impl Engine {
         Engine {
             time_limit: DEFAULT_TIME_LIMIT,
             cancel: Cancel::new(),
+            shaping_pause: Duration::ZERO,
+        }
+    }
+
+    /// Test hook: the same engine with a deliberately slow result-shaping
+    /// step (it sleeps `pause` at every deadline check while grouping), to
+    /// show the time limit and the write lock's release around shaping.
+    #[doc(hidden)]
+    pub fn with_shaping_pause(self, pause: Duration) -> Engine {
+        Engine {
+            shaping_pause: pause,
+            ..self
         }
     }
 
@@ -159,6 +174,20 @@ impl Engine {
     /// The cancellation diagnostic: `the query was cancelled; nothing was written.`
     pub fn cancelled_error(&self) -> Diagnostic {
         Diagnostic::query("the query was cancelled; nothing was written.", None)
+    }
+
+    /// The time limit passed while a write query's result was shaped, after
+    /// its transaction committed: `the query ran past its N s limit after
+    /// its writes were recorded; run a read query to see the result.`
+    pub fn limit_after_writes_error(&self) -> Diagnostic {
+        Diagnostic::query(
+            format!(
+                "the query ran past its {} s limit after its writes were recorded; \
+                 run a read query to see the result.",
+                seconds_text(self.time_limit)
+            ),
+            None,
+        )
     }
 
     fn exec_diag(&self, e: ExecError) -> Diagnostic {
@@ -284,12 +313,23 @@ impl Engine {
             Some(move || cancel.is_cancelled() || Instant::now() >= deadline),
         )
         .map_err(execution_failure)?;
-        let out = exec::run_read(conn, &prepared.plan);
+        let shaping = exec::Deadline::at(deadline).with_pause(self.shaping_pause);
+        let out = exec::fetch(
+            conn,
+            &exec::read_statement(&prepared.plan),
+            &prepared.plan.main,
+            &shaping,
+        );
         let _ = conn.progress_handler(0, None::<fn() -> bool>);
         out.map_err(|e| self.exec_diag(e))
     }
 
     /// Runs a write plan in ONE store transaction: all its events or none.
+    /// The transaction holds the write lock for the writes and the final
+    /// statement's rows only; grouping the rows (result shaping) runs after
+    /// the commit, under the same time limit (issue 14). Past the limit
+    /// during that shaping, when the query appended events, the answer is
+    /// [`Engine::limit_after_writes_error`] (they stay recorded).
     pub fn execute_write(
         &self,
         store: &Store,
@@ -298,40 +338,46 @@ impl Engine {
     ) -> Result<Output, Diagnostic> {
         let ts = crate::store::now();
         let deadline = Instant::now() + self.time_limit;
+        let shaping = exec::Deadline::at(deadline).with_pause(self.shaping_pause);
         let cancel = self.cancel.clone();
         if cancel.is_cancelled() {
             return Err(self.cancelled_error());
         }
         let cancelled = self.cancel.clone();
-        let out = store.write_with(|tx| -> Result<Output, WriteError> {
-            exec::register_functions(tx.conn()).map_err(ExecError::from)?;
-            let handle = tx.conn().get_interrupt_handle();
-            let (stop, stopped) = mpsc::channel::<()>();
-            let watchdog = std::thread::spawn(move || {
-                loop {
-                    let left = deadline.saturating_duration_since(Instant::now());
-                    match stopped.recv_timeout(left.min(CANCEL_TICK)) {
-                        Err(mpsc::RecvTimeoutError::Timeout) => {
-                            if cancel.is_cancelled() || Instant::now() >= deadline {
-                                handle.interrupt();
-                                break;
+        let written = store
+            .write_with(|tx| -> Result<mutate::Written, WriteError> {
+                exec::register_functions(tx.conn()).map_err(ExecError::from)?;
+                let handle = tx.conn().get_interrupt_handle();
+                let (stop, stopped) = mpsc::channel::<()>();
+                let watchdog = std::thread::spawn(move || {
+                    loop {
+                        let left = deadline.saturating_duration_since(Instant::now());
+                        match stopped.recv_timeout(left.min(CANCEL_TICK)) {
+                            Err(mpsc::RecvTimeoutError::Timeout) => {
+                                if cancel.is_cancelled() || Instant::now() >= deadline {
+                                    handle.interrupt();
+                                    break;
+                                }
                             }
+                            _ => break,
                         }
-                        _ => break,
                     }
+                });
+                let out = mutate::run_write(tx, plan, session, ts);
+                let _ = stop.send(());
+                let _ = watchdog.join();
+                // A cancellation that landed between statements (where SQLite's
+                // interrupt is a no-op) still rolls the whole write back.
+                if out.is_ok() && cancelled.is_cancelled() {
+                    return Err(WriteError::Exec(ExecError::Interrupted));
                 }
-            });
-            let out = mutate::run_write(tx, plan, session, ts);
-            let _ = stop.send(());
-            let _ = watchdog.join();
-            // A cancellation that landed between statements (where SQLite's
-            // interrupt is a no-op) still rolls the whole write back.
-            if out.is_ok() && cancelled.is_cancelled() {
-                return Err(WriteError::Exec(ExecError::Interrupted));
-            }
-            out
-        });
-        out.map_err(|e| self.write_diag(e))
+                out
+            })
+            .map_err(|e| self.write_diag(e))?;
+        exec::shape(written.fetched, &shaping).map_err(|e| match e {
+            ExecError::Interrupted if written.appended > 0 => self.limit_after_writes_error(),
+            e => self.exec_diag(e),
+        })
     }
 
     /// The statements `text` compiles to on `surface`, with their

@@ -3,6 +3,7 @@
 //! `mutate.rs`.
 
 use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
 
 use rusqlite::functions::FunctionFlags;
 use rusqlite::types::{ToSqlOutput, ValueRef};
@@ -12,7 +13,7 @@ use super::ast::FieldType;
 use super::diagnostic::Diagnostic;
 use super::plan::{Pipeline, Plan, Shaper};
 use super::registry;
-use super::render::{Cell, Output, ProjRow, TaskRow, group};
+use super::render::{Cell, Output, ProjRow, TaskRow, group_checked};
 use super::sql::{self, FOLD_FN, MISSING_CURRENT_FN, Param, Start, Statement, Tail};
 
 /// Marks an error raised by our own SQL function, carrying a query error text.
@@ -45,6 +46,49 @@ pub enum ExecError {
     /// Any other SQLite failure (not the user's fault).
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
+}
+
+/// The end of a query's time limit, checked by result shaping (grouping)
+/// between SQLite's own interrupts (docs/planner.md "Time limit").
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    at: Option<Instant>,
+    pause: Duration,
+}
+
+impl Deadline {
+    /// The limit ends at `at`.
+    pub fn at(at: Instant) -> Deadline {
+        Deadline {
+            at: Some(at),
+            pause: Duration::ZERO,
+        }
+    }
+
+    /// No limit (tests and reference runs that time nothing).
+    pub fn none() -> Deadline {
+        Deadline {
+            at: None,
+            pause: Duration::ZERO,
+        }
+    }
+
+    /// The same deadline, sleeping `pause` at every check: a deliberately
+    /// slow shaping step for tests (see `Engine::with_shaping_pause`).
+    pub fn with_pause(self, pause: Duration) -> Deadline {
+        Deadline { pause, ..self }
+    }
+
+    /// `Err(ExecError::Interrupted)` once the limit has passed.
+    pub fn check(&self) -> Result<(), ExecError> {
+        if !self.pause.is_zero() {
+            std::thread::sleep(self.pause);
+        }
+        match self.at {
+            Some(at) if Instant::now() >= at => Err(ExecError::Interrupted),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Sorts a rusqlite error into [`ExecError`].
@@ -152,8 +196,9 @@ pub fn read_statement(plan: &Plan) -> Statement {
 }
 
 /// Runs the one statement of a read-only plan on `conn`.
+/// (No time limit of its own: the caller sets one on `conn`.)
 pub fn run_read(conn: &Connection, plan: &Plan) -> Result<Output, ExecError> {
-    fetch(conn, &read_statement(plan), &plan.main)
+    fetch(conn, &read_statement(plan), &plan.main, &Deadline::none())
 }
 
 fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
@@ -191,12 +236,57 @@ fn key_text(v: ValueRef<'_>, ty: FieldType) -> Option<String> {
     }
 }
 
-/// Runs `st` and reads its rows as `p`'s final shape.
-pub fn fetch(conn: &Connection, st: &Statement, p: &Pipeline) -> Result<Output, ExecError> {
-    let inner = || -> rusqlite::Result<Output> {
+/// A statement's rows read into their final shape, except grouping, which
+/// [`shape`] does (for a write query, after its transaction commits).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fetched {
+    /// Already in its final shape.
+    Done(Output),
+    /// `(:group-by FIELD)` rows with their key text (`None`: no value), in
+    /// pipeline order, not yet grouped.
+    Ungrouped {
+        /// The grouping field's name.
+        field: String,
+        /// Each task with its key.
+        pairs: Vec<(TaskRow, Option<String>)>,
+    },
+}
+
+/// Runs `st` and reads its rows as `p`'s final shape, then shapes them
+/// under `deadline` ([`fetch_rows`] then [`shape`]).
+pub fn fetch(
+    conn: &Connection,
+    st: &Statement,
+    p: &Pipeline,
+    deadline: &Deadline,
+) -> Result<Output, ExecError> {
+    shape(fetch_rows(conn, st, p)?, deadline)
+}
+
+/// Groups [`Fetched::Ungrouped`] rows in linear time (hashing; the groups
+/// are then sorted, largest first, ties by key), checking `deadline` every
+/// [`SHAPING_CHECK_EVERY`] rows and after the sort.
+/// Errors: [`ExecError::Interrupted`] once the deadline has passed.
+pub fn shape(f: Fetched, deadline: &Deadline) -> Result<Output, ExecError> {
+    match f {
+        Fetched::Done(o) => Ok(o),
+        Fetched::Ungrouped { field, pairs } => {
+            let groups = group_checked(pairs, SHAPING_CHECK_EVERY, || deadline.check())?;
+            Ok(Output::Groups { field, groups })
+        }
+    }
+}
+
+/// How many rows grouping handles between two deadline checks.
+pub const SHAPING_CHECK_EVERY: usize = 4096;
+
+/// Runs `st` and reads its rows as `p`'s final shape (grouping left to
+/// [`shape`]). Reading drives SQLite, so its interrupt bounds it.
+pub fn fetch_rows(conn: &Connection, st: &Statement, p: &Pipeline) -> Result<Fetched, ExecError> {
+    let inner = || -> rusqlite::Result<Fetched> {
         let mut stmt = conn.prepare(&st.sql)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(st.params.iter()))?;
-        Ok(match &p.shaper {
+        Ok(Fetched::Done(match &p.shaper {
             None => {
                 let mut tasks = Vec::new();
                 while let Some(r) = rows.next()? {
@@ -245,12 +335,12 @@ pub fn fetch(conn: &Connection, st: &Statement, p: &Pipeline) -> Result<Output, 
                 while let Some(r) = rows.next()? {
                     pairs.push((task_row(r)?, key_text(r.get_ref(6)?, ty)));
                 }
-                Output::Groups {
+                return Ok(Fetched::Ungrouped {
                     field: registry::field_name(f),
-                    groups: group(pairs),
-                }
+                    pairs,
+                });
             }
-        })
+        }))
     };
     inner().map_err(classify)
 }

@@ -5,8 +5,10 @@
 //! selected by one lowered statement on the transaction's connection; the
 //! events for every target that actually changes are appended at once (and
 //! folded, so the next segment sees them); the segment's set is carried to
-//! the next one as a bound JSON parameter. The final segment renders from the
-//! projection inside the same transaction, so tasks carry their new values.
+//! the next one as a bound JSON parameter. The final segment's rows are read
+//! from the projection inside the same transaction, so tasks carry their new
+//! values; grouping them (result shaping) waits until the transaction has
+//! committed, so the write lock is held only for the writes (issue 14).
 //! Any error rolls the whole transaction back: nothing is recorded.
 
 use rusqlite::Connection;
@@ -14,7 +16,6 @@ use rusqlite::Connection;
 use super::diagnostic::Diagnostic;
 use super::exec::{self, ExecError, classify};
 use super::plan::{Mutation, PStep, Plan, WriteForm};
-use super::render::Output;
 use super::sql::{self, Start, Statement, Tail};
 use crate::session::Session;
 use crate::store::{NewEvent, StoreError, WriteTx};
@@ -165,24 +166,37 @@ pub fn statements(plan: &Plan) -> Vec<Statement> {
     out
 }
 
+/// What [`run_write`] leaves for after the commit: the final segment's rows
+/// (not yet grouped) and how many events the query appended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Written {
+    /// The final rows, shaped after the commit by [`exec::shape`].
+    pub fetched: exec::Fetched,
+    /// Events appended (0: the query changed nothing).
+    pub appended: usize,
+}
+
 /// Runs a write plan inside `tx`: the write form first, then each segment.
 /// `ts` (Unix seconds) stamps every event of the query — all carry the same
 /// `ts`, never a later one; their order under last-writer-wins is their
 /// event ids' (monotonic ULIDs), and a step that repeats an earlier event
 /// of the query is salted by the write boundary (`"repeat": N`), not
-/// dropped. `session.id` signs them.
+/// dropped. `session.id` signs them. Returns the final rows, unshaped.
 pub fn run_write(
     tx: &mut WriteTx<'_>,
     plan: &Plan,
     session: &Session,
     ts: i64,
-) -> Result<Output, WriteError> {
+) -> Result<Written, WriteError> {
     let sid = session.id.as_str();
+    let mut appended = 0;
     match &plan.write_form {
         Some(WriteForm::Define { name, text }) => {
             let existing = user_view(tx.conn(), name)?;
             if existing.as_deref() != Some(text.as_str()) {
-                tx.append(&[NewEvent::view_define(sid, ts, name, text)])?;
+                appended += tx
+                    .append(&[NewEvent::view_define(sid, ts, name, text)])?
+                    .len();
             }
         }
         Some(WriteForm::Undefine { name }) => {
@@ -192,7 +206,7 @@ pub fn run_write(
             } else {
                 Vec::new()
             };
-            tx.append(&events)?;
+            appended += tx.append(&events)?.len();
         }
         None => {}
     }
@@ -211,7 +225,7 @@ pub fn run_write(
             let targets = read_targets(tx.conn(), &st)?;
             let events = events_for(tx.conn(), m, &targets, sid, ts)?;
             if !events.is_empty() {
-                tx.append(&events)?;
+                appended += tx.append(&events)?.len();
             }
             let carried: Vec<[i64; 2]> = targets.iter().map(|t| [t.id, t.ord]).collect();
             start = Start::Carried(serde_json::to_string(&carried).unwrap_or_default());
@@ -225,7 +239,10 @@ pub fn run_write(
         &exec::tail_of(&plan.main),
         plan.reflect,
     );
-    Ok(exec::fetch(tx.conn(), &st, &plan.main)?)
+    Ok(Written {
+        fetched: exec::fetch_rows(tx.conn(), &st, &plan.main)?,
+        appended,
+    })
 }
 
 fn user_view(conn: &Connection, name: &str) -> Result<Option<String>, ExecError> {

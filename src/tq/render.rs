@@ -315,21 +315,45 @@ pub fn render(o: &Output) -> String {
 }
 
 /// Buckets `(row, key)` pairs into groups: absent keys under `none`, groups
-/// largest first, ties by key; tasks keep their order.
+/// largest first, ties by key; tasks keep their order. Linear in the rows
+/// (plus sorting the groups).
 pub fn group(rows: Vec<(TaskRow, Option<String>)>) -> Vec<Group> {
+    match group_checked(rows, usize::MAX, || Ok::<(), std::convert::Infallible>(())) {
+        Ok(groups) => groups,
+        Err(never) => match never {},
+    }
+}
+
+/// [`group`], calling `check` before the first row, every `every` rows and
+/// after sorting; the first error of `check` ends the grouping (the time
+/// limit, issue 14).
+pub fn group_checked<E>(
+    rows: Vec<(TaskRow, Option<String>)>,
+    every: usize,
+    mut check: impl FnMut() -> Result<(), E>,
+) -> Result<Vec<Group>, E> {
+    let every = every.max(1);
     let mut groups: Vec<Group> = Vec::new();
-    for (row, key) in rows {
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for (i, (row, key)) in rows.into_iter().enumerate() {
+        if i % every == 0 {
+            check()?;
+        }
         let key = key.unwrap_or_else(|| "none".to_string());
-        match groups.iter_mut().find(|g| g.key == key) {
-            Some(g) => g.tasks.push(row),
-            None => groups.push(Group {
-                key,
-                tasks: vec![row],
-            }),
+        match index.get(&key) {
+            Some(&g) => groups[g].tasks.push(row),
+            None => {
+                index.insert(key.clone(), groups.len());
+                groups.push(Group {
+                    key,
+                    tasks: vec![row],
+                });
+            }
         }
     }
     groups.sort_by(|a, b| b.tasks.len().cmp(&a.tasks.len()).then(a.key.cmp(&b.key)));
-    groups
+    check()?;
+    Ok(groups)
 }
 
 #[cfg(test)]
@@ -398,6 +422,36 @@ mod tests {
             render(&o),
             "1 task:\n- a  parent=∅  updated-ts=1764460800 (2025-11-30)"
         );
+    }
+
+    #[test]
+    fn grouping_checks_every_n_rows_and_after_the_sort_and_stops_at_the_first_error() {
+        let rows = |n: usize| -> Vec<(TaskRow, Option<String>)> {
+            (0..n)
+                .map(|i| (row(&format!("t{i}"), "active"), Some(format!("k{}", i % 3))))
+                .collect()
+        };
+        let mut checks = 0;
+        let g = group_checked(rows(10), 4, || {
+            checks += 1;
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        // Rows 0, 4 and 8, then once after the sort.
+        assert_eq!(checks, 4);
+        assert_eq!(
+            g.iter()
+                .map(|g| (g.key.as_str(), g.tasks.len()))
+                .collect::<Vec<_>>(),
+            [("k0", 4), ("k1", 3), ("k2", 3)]
+        );
+        let mut checks = 0;
+        let stopped = group_checked(rows(10), 4, || {
+            checks += 1;
+            if checks == 2 { Err("limit") } else { Ok(()) }
+        });
+        assert_eq!(stopped, Err("limit"));
+        assert_eq!(checks, 2);
     }
 
     #[test]
