@@ -412,10 +412,14 @@ async fn a_read_observe_token_cannot_write() {
     let r = token(dir.path(), "reviewer", "read,observe");
     let srv = Server::start(dir.path(), &[]);
     let lead = Client::connect(&srv.url, Some(&w)).await;
-    let d = today();
-    let slug = format!("{d}-ship-the-parser");
-    lead.ok("task_create", json!({"name": "ship the parser"}))
+    let created = lead
+        .ok("task_create", json!({"name": "ship the parser"}))
         .await;
+    let slug = created
+        .trim_start_matches("Created ")
+        .trim_end_matches('.')
+        .to_string();
+    assert!(slug.starts_with(&today()), "{created}");
     let rev = Client::connect(&srv.url, Some(&r)).await;
     assert_eq!(
         rev.tool_names().await,
@@ -780,6 +784,21 @@ async fn sigterm_stops_gracefully() {
     );
 }
 
+/// `prefix` and `n` in base-26 letters (`item` 0 → `itema`): slugs keep
+/// no bare numbers, so distinct tasks need distinct words.
+fn letters(prefix: &str, mut n: usize) -> String {
+    let mut tail = Vec::new();
+    loop {
+        tail.push(b'a' + (n % 26) as u8);
+        n /= 26;
+        if n == 0 {
+            break;
+        }
+    }
+    tail.reverse();
+    format!("{prefix}{}", String::from_utf8(tail).unwrap())
+}
+
 /// 16 sessions × 500 mixed calls (reads, observes, creates, write queries)
 /// on loopback: no errors, every acknowledged write in the log, `verify`
 /// true. p50/p99 go to target/tmp/http-load.txt.
@@ -802,7 +821,7 @@ async fn load_sixteen_sessions_by_five_hundred_calls() {
             let mut errors = Vec::new();
             for i in 0..CALLS {
                 let (tool, args, write) = match i % 5 {
-                    0 => ("task_create", json!({"name": format!("load s{s} n{i}")}), true),
+                    0 => ("task_create", json!({"name": format!("loadtest {} {}", letters("sess", s), letters("item", i))}), true),
                     1 => ("observe", json!({"text": format!("s{s} obs {i}")}), true),
                     2 => ("task_query", json!({"query": "(-> (current) (:count))"}), false),
                     3 => (
