@@ -282,3 +282,53 @@ async fn malformed_tools_call_params_are_invalid_params() {
     );
     c.cancel().await.unwrap();
 }
+
+/// Issue 15 "Titles and schemas": every tool, prompt and resource has a
+/// title; no input schema types anything `null`; `status`/`edge_type` are
+/// enums; `limit` is bounded.
+#[tokio::test]
+async fn titles_enums_bounds_and_no_null_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = connect(&dir, "read,observe,write").await;
+    let tools: Vec<Value> = c
+        .list_all_tools()
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| serde_json::to_value(t).unwrap())
+        .collect();
+    let titled = tools.iter().filter(|t| t["title"].is_string()).count();
+    assert_eq!(titled, 14);
+    for t in &tools {
+        let schema = t["inputSchema"].to_string();
+        assert!(!schema.contains("\"null\""), "{}: {schema}", t["name"]);
+        assert!(!schema.contains(":null"), "{}: {schema}", t["name"]);
+    }
+    let prop = |tool: &str, p: &str| {
+        tools.iter().find(|t| t["name"] == tool).unwrap()["inputSchema"]["properties"][p].clone()
+    };
+    let edges = json!(["phase-of", "depends-on", "related"]);
+    for tool in ["task_fork", "task_link", "task_sever"] {
+        assert_eq!(prop(tool, "edge_type")["enum"], edges, "{tool}");
+    }
+    assert_eq!(
+        prop("task_update_status", "status"),
+        json!({
+            "description": "One of `open`, `active`, `completed`, `abandoned`, `blocked` (any case).",
+            "enum": ["open", "active", "completed", "abandoned", "blocked"],
+            "type": "string"
+        })
+    );
+    let limit = prop("task_search", "limit");
+    assert_eq!(
+        (&limit["minimum"], &limit["maximum"]),
+        (&json!(1), &json!(50))
+    );
+    assert_eq!(limit["type"], "integer");
+    assert_eq!(prop("task_get", "task_id")["type"], "string");
+    let prompts = c.list_all_prompts().await.unwrap();
+    assert!(prompts.iter().all(|p| p.title.is_some()));
+    let resources = c.list_all_resources().await.unwrap();
+    assert!(resources.iter().all(|r| r.title.is_some()));
+    c.cancel().await.unwrap();
+}

@@ -102,10 +102,12 @@ pub(super) fn serve_cmd(
         })?;
         return Ok(ExitCode::SUCCESS);
     }
+    let follow_roots = !matches!(loc.rule, location::Rule::Flag | location::Rule::Env);
     serve(ServeOptions {
         db: loc.db,
         root: loc.project,
         grants,
+        follow_roots,
     })?;
     Ok(ExitCode::SUCCESS)
 }

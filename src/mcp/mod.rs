@@ -6,8 +6,11 @@
 pub mod http;
 pub mod http_gate;
 pub mod http_tokens;
+pub mod lines;
+pub mod logging;
 pub mod prompts;
 pub mod serve;
 pub mod server;
+pub mod titles;
 
 pub use server::CairnServer;

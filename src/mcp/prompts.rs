@@ -7,6 +7,8 @@
 pub struct PromptEntry {
     /// The MCP prompt name, e.g. `research`.
     pub name: &'static str,
+    /// The human-readable title, e.g. `Research`.
+    pub title: &'static str,
     /// The one-line description (the stage of the loop).
     pub description: &'static str,
     /// The resource URI: `cairn://prompts/<name>`, or
@@ -22,42 +24,49 @@ pub const MIME: &str = "text/markdown";
 static PROMPTS: [PromptEntry; 7] = [
     PromptEntry {
         name: "research",
+        title: "Research",
         description: "Read the ground before changing it.",
         uri: "cairn://prompts/research",
         body: include_str!("prompts/research.md"),
     },
     PromptEntry {
         name: "plan",
+        title: "Plan",
         description: "Structure the work as a graph of phases.",
         uri: "cairn://prompts/plan",
         body: include_str!("prompts/plan.md"),
     },
     PromptEntry {
         name: "implement",
+        title: "Implement",
         description: "Do one phase with the discipline it asks for.",
         uri: "cairn://prompts/implement",
         body: include_str!("prompts/implement.md"),
     },
     PromptEntry {
         name: "validate",
+        title: "Validate",
         description: "Check the phase against its acceptance.",
         uri: "cairn://prompts/validate",
         body: include_str!("prompts/validate.md"),
     },
     PromptEntry {
         name: "handoff",
+        title: "Hand off",
         description: "Write the resumable summary.",
         uri: "cairn://prompts/handoff",
         body: include_str!("prompts/handoff.md"),
     },
     PromptEntry {
         name: "resume",
+        title: "Resume",
         description: "Read the stones and pick the work back up.",
         uri: "cairn://prompts/resume",
         body: include_str!("prompts/resume.md"),
     },
     PromptEntry {
         name: "cairn-method",
+        title: "The cairn method",
         description: "The whole method: bootstrap, observe, query, hand off.",
         uri: "cairn://skills/cairn-method",
         body: include_str!("prompts/cairn-method.md"),

@@ -1,6 +1,7 @@
 //! `cairn serve`: MCP over stdio until the client closes stdin
-//! (spec/mcp.md "Serving", seed 003). stdout carries JSON-RPC only; every
-//! diagnostic goes to stderr through `tracing`.
+//! (spec/mcp.md "Serving", seed 003). stdout carries JSON-RPC only (through
+//! [`super::lines::LineTransport`], which answers malformed lines itself);
+//! every diagnostic goes to stderr through `tracing`.
 
 use std::collections::BTreeSet;
 use std::io::IsTerminal;
@@ -8,7 +9,8 @@ use std::path::PathBuf;
 
 use rmcp::ServiceExt;
 
-use super::server::{CairnServer, State};
+use super::lines::LineTransport;
+use super::server::{CairnServer, RootsPolicy, State};
 use crate::session::{Capability, Session};
 use crate::store::{Store, StoreError};
 use crate::tq::engine::Engine;
@@ -23,6 +25,9 @@ pub struct ServeOptions {
     pub root: PathBuf,
     /// The capabilities this server holds (`--grant`, default all three).
     pub grants: BTreeSet<Capability>,
+    /// Whether a client's roots may choose the store: false when `--db` or
+    /// `CAIRN_DB` pinned it (spec/mcp.md "Roots").
+    pub follow_roots: bool,
 }
 
 /// Why serving failed.
@@ -39,15 +44,27 @@ pub enum ServeError {
     Mcp(String),
 }
 
-/// Installs the stderr `tracing` subscriber (filter from `CAIRN_LOG`, default
-/// `warn`). Idempotent: a second call does nothing.
+/// The stderr filter when `CAIRN_LOG` is unset: warnings and errors, except
+/// rmcp's per-request `response error` warning (a protocol fault is the
+/// client's business, answered to it; issue 14 "quiet stderr").
+pub const DEFAULT_LOG_FILTER: &str = "warn,rmcp::service=error";
+
+/// Installs the `tracing` subscriber: stderr (filter from `CAIRN_LOG`, default
+/// [`DEFAULT_LOG_FILTER`]) plus the MCP `logging` capture layer
+/// ([`super::logging`]). Idempotent: a second call does nothing.
 pub fn init_tracing() {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG_FILTER));
+    let stderr = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_ansi(false)
+        .with_filter(filter);
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(super::logging::CaptureLayer.with_filter(super::logging::capture_filter()))
         .try_init();
 }
 
@@ -68,13 +85,19 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         session: Session::with_grants(opts.grants),
         engine: Engine::new(),
         root: opts.root,
+    })
+    .with_roots(if opts.follow_roots {
+        RootsPolicy::Follow
+    } else {
+        RootsPolicy::Ignore
     });
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
     rt.block_on(async move {
-        let running = match server.serve(rmcp::transport::stdio()).await {
+        let transport = LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
+        let running = match server.serve(transport).await {
             Ok(r) => r,
             // The client closed stdin before initializing: nothing to serve.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),

@@ -1,31 +1,46 @@
 //! The rmcp adapter: a hand-written `ServerHandler` over the tool registry
-//! (spec/mcp.md "Serving"). Tools are listed from `crate::tools::tools()`
-//! filtered by the session's grants, each with its capability in `_meta` and
-//! its annotations; calls run synchronously under a mutex (the store's
-//! connection is not `Sync`); prompts and resources come from
-//! [`super::prompts`].
+//! (spec/mcp.md "Serving", "Wave 2"). Tools are listed from
+//! `crate::tools::tools()` filtered by the session's grants, each with its
+//! title, capability in `_meta` and annotations. A call runs on tokio's
+//! blocking pool (`spawn_blocking`), one at a time on the store (the
+//! connection is not `Sync`), so the connection keeps answering `ping` and
+//! the lists meanwhile; `notifications/cancelled` interrupts the running
+//! query (nothing is written). Client roots choose the store (see
+//! [`RootsPolicy`]); diagnostics raised by a call reach the client as
+//! `notifications/message` ([`super::logging`]). Prompts and resources come
+//! from [`super::prompts`].
+//!
+//! One `CairnServer` is one MCP session: build one per stdio connection or
+//! per HTTP session with [`CairnServer::new`] (the store may be opened per
+//! session).
+#![allow(deprecated)] // rmcp marks roots and logging deprecated (SEP-2577); clients still use them.
 
-use std::path::PathBuf;
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
     Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, Role, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    ReadResourceResult, Resource, ResourceContents, Role, Root, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::{Map, Value};
 
+use super::logging::{LevelCell, LogLine, capture, clip};
 use super::prompts::{INSTRUCTIONS, MIME, by_uri, prompt, prompts};
-use crate::session::Session;
-use crate::store::Store;
+use super::titles::tool_title;
+use crate::session::{Capability, Session};
+use crate::store::{Store, location};
 use crate::tools::registry::DispatchError;
 use crate::tools::{Clock, ToolCtx, ToolOutcome, ToolSpec, dispatch, tools};
-use crate::tq::engine::Engine;
+use crate::tq::engine::{Cancel, Engine};
 
 /// What one server holds: the store, this connection's session, the engine
 /// and the project root.
@@ -40,40 +55,127 @@ pub struct State {
     pub root: PathBuf,
 }
 
-/// The MCP server: one per stdio connection.
+/// Whether the client's roots may choose the store (spec/mcp.md "Roots").
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum RootsPolicy {
+    /// The store stays the one the server was built with (`--db`,
+    /// `CAIRN_DB`, or an HTTP server's one store).
+    #[default]
+    Ignore,
+    /// The first `file://` root of a client that declares `roots` selects
+    /// the store by the store.md rules (rules 2–4 from that directory); with
+    /// no `file://` root, the launch store stands. Re-resolved on
+    /// `notifications/roots/list_changed`, before the next tool call.
+    Follow,
+}
+
+/// How long the server waits for the client's `roots/list` answer.
+pub const ROOTS_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// At most this many characters of a tool name or argument error are quoted
+/// back in a protocol error (and so in logs).
+pub const MAX_ECHO_CHARS: usize = 100;
+
+/// The launch store: where the server started, restored when the roots stop
+/// naming a directory.
+#[derive(Debug, Clone)]
+struct Launch {
+    db: PathBuf,
+    root: PathBuf,
+}
+
+/// The MCP server: one per session (stdio connection or HTTP session).
 #[derive(Clone)]
 pub struct CairnServer {
     state: Arc<Mutex<State>>,
+    grants: Arc<BTreeSet<Capability>>,
+    roots: RootsPolicy,
+    launch: Arc<Mutex<Launch>>,
+    roots_stale: Arc<AtomicBool>,
+    roots_lock: Arc<tokio::sync::Mutex<()>>,
+    log_level: Arc<LevelCell>,
+}
+
+/// Raises a call's cancellation flag when dropped (the handler future went
+/// away, e.g. an HTTP session closed); harmless after the call finished.
+struct CancelOnDrop(Cancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
 }
 
 impl CairnServer {
-    /// A server over `state`.
+    /// A server over `state` whose store stays put ([`RootsPolicy::Ignore`]);
+    /// the grants are the session's.
     pub fn new(state: State) -> CairnServer {
+        let grants = Arc::new(state.session.grants.clone());
+        let launch = Launch {
+            db: state.store.path().to_path_buf(),
+            root: state.root.clone(),
+        };
         CairnServer {
             state: Arc::new(Mutex::new(state)),
+            grants,
+            roots: RootsPolicy::Ignore,
+            launch: Arc::new(Mutex::new(launch)),
+            roots_stale: Arc::new(AtomicBool::new(true)),
+            roots_lock: Arc::new(tokio::sync::Mutex::new(())),
+            log_level: Arc::new(LevelCell::default()),
         }
     }
 
+    /// The same server with `policy` for client roots.
+    pub fn with_roots(mut self, policy: RootsPolicy) -> CairnServer {
+        self.roots = policy;
+        self
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        match self.state.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// The store file this session uses now.
+    pub fn db_path(&self) -> PathBuf {
+        self.lock().store.path().to_path_buf()
+    }
+
     /// The tools this server lists: the registry filtered by the grants.
+    /// Never waits for a running call.
     pub fn listed_tools(&self) -> Vec<Tool> {
-        let granted = match self.state.lock() {
-            Ok(s) => s.session.grants.clone(),
-            Err(p) => p.into_inner().session.grants.clone(),
-        };
         tools()
             .iter()
-            .filter(|t| granted.contains(&t.capability))
+            .filter(|t| self.grants.contains(&t.capability))
             .map(mcp_tool)
             .collect()
     }
 
     /// Runs one call synchronously. Protocol faults become JSON-RPC errors.
     pub fn call(&self, name: &str, args: Value) -> Result<ToolOutcome, McpError> {
-        let mut guard = match self.state.lock() {
-            Ok(g) => g,
-            Err(p) => p.into_inner(),
-        };
+        self.call_with(name, args, Cancel::new())
+    }
+
+    /// Runs one call synchronously under `cancel` (raising it interrupts the
+    /// call's query; an interrupted query writes nothing). Waits for a call
+    /// already running on this session. Protocol faults become JSON-RPC
+    /// errors quoting at most [`MAX_ECHO_CHARS`] characters of user input.
+    pub fn call_with(
+        &self,
+        name: &str,
+        args: Value,
+        cancel: Cancel,
+    ) -> Result<ToolOutcome, McpError> {
+        let mut guard = self.lock();
+        if cancel.is_cancelled() {
+            // Cancelled while it waited for the store: nothing runs.
+            return Ok(ToolOutcome::err("The call was cancelled; nothing ran."));
+        }
         let st = &mut *guard;
+        st.engine.cancel = cancel;
         let mut ctx = ToolCtx {
             store: &st.store,
             session: &mut st.session,
@@ -82,24 +184,150 @@ impl CairnServer {
             clock: Clock::System,
         };
         let result = dispatch(&mut ctx, name, args);
+        st.engine.cancel = Cancel::new();
+        let shown = clip(name, MAX_ECHO_CHARS);
         match &result {
-            Ok(out) => tracing::debug!(tool = name, is_error = out.is_error, "tool call"),
-            Err(e) => tracing::debug!(tool = name, error = %e, "tool call refused"),
+            Ok(out) => tracing::debug!(tool = %shown, is_error = out.is_error, "tool call"),
+            Err(_) => tracing::debug!(tool = %shown, "tool call refused"),
         }
-        result.map_err(|e| match e {
-            DispatchError::UnknownTool(_) => McpError::invalid_params(e.to_string(), None),
-            DispatchError::InvalidArgs { .. } => McpError::invalid_params(e.to_string(), None),
-        })
+        result.map_err(|e| protocol_fault(&e))
     }
+
+    /// Re-resolves the store from the client's roots when they may have
+    /// changed (first call, `roots/list_changed`). A failure keeps the
+    /// current store and is logged.
+    async fn refresh_roots(&self, peer: &Peer<RoleServer>) -> Vec<LogLine> {
+        if self.roots != RootsPolicy::Follow {
+            return Vec::new();
+        }
+        let _serial = self.roots_lock.lock().await;
+        if !self.roots_stale.swap(false, Ordering::SeqCst) {
+            return Vec::new();
+        }
+        let declared = peer
+            .peer_info()
+            .is_some_and(|info| info.capabilities.roots.is_some());
+        if !declared {
+            return Vec::new();
+        }
+        let roots = match tokio::time::timeout(ROOTS_TIMEOUT, peer.list_roots()).await {
+            Ok(Ok(r)) => r.roots,
+            Ok(Err(e)) => {
+                return capture(
+                    || tracing::warn!(error = %e, "roots/list failed; the store stays"),
+                )
+                .1;
+            }
+            Err(_) => {
+                return capture(|| tracing::warn!("roots/list timed out; the store stays")).1;
+            }
+        };
+        let server = self.clone();
+        let job = tokio::task::spawn_blocking(move || capture(|| server.switch_to_roots(&roots)).1);
+        job.await.unwrap_or_default()
+    }
+
+    /// Points the session at the store the roots select (or the launch
+    /// store), waiting for a running call. The current pointer is cleared
+    /// when the store changes.
+    fn switch_to_roots(&self, roots: &[Root]) {
+        let launch = match self.launch.lock() {
+            Ok(l) => l.clone(),
+            Err(p) => p.into_inner().clone(),
+        };
+        let (db, root) = match roots.iter().find_map(|r| file_root(&r.uri)) {
+            Some(dir) => match location_for(&dir) {
+                Ok(loc) => (loc.db, loc.project),
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot resolve the store of the root; the store stays");
+                    return;
+                }
+            },
+            None => (launch.db, launch.root),
+        };
+        let mut st = self.lock();
+        if st.store.path() == db {
+            return;
+        }
+        match Store::open(&db) {
+            Ok(store) => {
+                tracing::info!(db = %db.display(), "roots select the store");
+                st.store = store;
+                st.root = root;
+                st.session.current = None;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, db = %db.display(), "cannot open the store the roots select; the store stays")
+            }
+        }
+    }
+
+    /// Sends captured diagnostics the session's level admits.
+    async fn forward_logs(&self, peer: &Peer<RoleServer>, lines: Vec<LogLine>) {
+        for line in lines {
+            if self.log_level.admits(line.level) {
+                let _ = peer.notify_logging_message(line.to_param()).await;
+            }
+        }
+    }
+}
+
+/// The JSON-RPC error of a dispatch fault, quoting at most
+/// [`MAX_ECHO_CHARS`] characters of what the client sent.
+pub fn protocol_fault(e: &DispatchError) -> McpError {
+    let message = match e {
+        DispatchError::UnknownTool(name) => {
+            format!("Unknown tool {}.", clip(name, MAX_ECHO_CHARS))
+        }
+        DispatchError::InvalidArgs { tool, message } => format!(
+            "Invalid arguments for {}: {}",
+            clip(tool, MAX_ECHO_CHARS),
+            clip(message, 4 * MAX_ECHO_CHARS)
+        ),
+    };
+    McpError::invalid_params(message, None)
+}
+
+/// The directory of a `file://` root URI (percent-decoded), if it is one.
+pub fn file_root(uri: &str) -> Option<PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    // `file:///abs` (empty host) or `file://localhost/abs`.
+    let path = if rest.starts_with('/') {
+        rest
+    } else {
+        rest.strip_prefix("localhost")?
+    };
+    let decoded = percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .ok()?
+        .into_owned();
+    let p = PathBuf::from(decoded);
+    p.is_absolute().then_some(p)
+}
+
+/// The store location for directory `dir` by the store.md rules 2–4
+/// (`--db` and `CAIRN_DB` never reach here: they pin the store).
+fn location_for(dir: &Path) -> Result<location::Location, crate::store::StoreError> {
+    let xdg = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    location::resolve(&location::Inputs {
+        flag: None,
+        env_db: None,
+        cwd: dir,
+        xdg_data_home: xdg.as_deref(),
+        home: home.as_deref(),
+    })
 }
 
 /// The standard MCP methods this server answers. rmcp hands a request for one
 /// of them whose params do not deserialise (`tools/call` with
 /// `arguments: []`, `name: null`, no params) to `on_custom_request`, which
 /// would answer method-not-found; for these it is invalid params instead.
-const SERVED_METHODS: [&str; 8] = [
+const SERVED_METHODS: [&str; 10] = [
     "initialize",
     "ping",
+    "server/discover",
+    "logging/setLevel",
     "tools/list",
     "tools/call",
     "prompts/list",
@@ -143,16 +371,18 @@ pub fn mcp_tool(t: &ToolSpec) -> Tool {
         "cairn/capability".to_string(),
         Value::from(t.capability.as_str()),
     );
-    Tool::new(t.name, t.description, Arc::new((t.schema)()))
+    let mut tool = Tool::new(t.name, t.description, Arc::new((t.schema)()))
         .with_annotations(annotations)
-        .with_meta(MetaObject(meta))
+        .with_meta(MetaObject(meta));
+    tool.title = Some(tool_title(t.name).to_string());
+    tool
 }
 
 /// The seven prompts as MCP prompts (no arguments).
 pub fn mcp_prompts() -> Vec<Prompt> {
     prompts()
         .iter()
-        .map(|p| Prompt::new(p.name, Some(p.description), None))
+        .map(|p| Prompt::new(p.name, Some(p.description), None).with_title(p.title))
         .collect()
 }
 
@@ -162,6 +392,7 @@ pub fn mcp_resources() -> Vec<Resource> {
         .iter()
         .map(|p| {
             Resource::new(p.uri, p.name)
+                .with_title(p.title)
                 .with_description(p.description)
                 .with_mime_type(MIME)
         })
@@ -175,6 +406,7 @@ impl ServerHandler for CairnServer {
                 .enable_tools()
                 .enable_prompts()
                 .enable_resources()
+                .enable_logging()
                 .build(),
         )
         .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
@@ -192,10 +424,39 @@ impl ServerHandler for CairnServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let roots_logs = self.refresh_roots(&context.peer).await;
+        self.forward_logs(&context.peer, roots_logs).await;
+        let name = request.name.to_string();
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let out = self.call(&request.name, args)?;
+        let cancel = Cancel::new();
+        let _guard = CancelOnDrop(cancel.clone());
+        let server = self.clone();
+        let flag = cancel.clone();
+        let tool = name.clone();
+        let mut job =
+            tokio::task::spawn_blocking(move || capture(|| server.call_with(&tool, args, flag)));
+        let joined = tokio::select! {
+            r = &mut job => r,
+            _ = context.ct.cancelled() => {
+                tracing::debug!(tool = %clip(&name, MAX_ECHO_CHARS), "call cancelled by the client");
+                cancel.cancel();
+                job.await
+            }
+        };
+        let (result, logs) = match joined {
+            Ok(pair) => pair,
+            Err(_) => (
+                Ok(ToolOutcome::err(format!(
+                    "Internal error in {}; the store is unchanged.",
+                    clip(&name, MAX_ECHO_CHARS)
+                ))),
+                Vec::new(),
+            ),
+        };
+        self.forward_logs(&context.peer, logs).await;
+        let out = result?;
         let content = vec![ContentBlock::text(out.text)];
         Ok(if out.is_error {
             CallToolResult::error(content)
@@ -203,6 +464,19 @@ impl ServerHandler for CairnServer {
             CallToolResult::success(content)
         }
         .into())
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.log_level.set(request.level);
+        Ok(())
+    }
+
+    async fn on_roots_list_changed(&self, _context: NotificationContext<RoleServer>) {
+        self.roots_stale.store(true, Ordering::SeqCst);
     }
 
     async fn on_custom_request(

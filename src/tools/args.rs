@@ -1,7 +1,9 @@
 //! The typed arguments of the fourteen tools (seed 000 "Tool reference").
-//! Each struct's JSON schema (schemars) is the tool's MCP `inputSchema`; every
-//! optional parameter is optional there. Field docs become the schema's
-//! descriptions.
+//! Each struct's JSON schema (schemars) is the tool's MCP `inputSchema`
+//! (spec/mcp.md "Titles and schemas"): every optional parameter is a plain
+//! optional property (never typed `[T, "null"]`, though `null` is still
+//! accepted as "absent"), `status` and `edge_type` are `enum`s, numeric
+//! bounds are `minimum`/`maximum`. Field docs become the descriptions.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -39,6 +41,7 @@ pub struct TaskForkArgs {
     #[serde(default)]
     pub from: Option<String>,
     /// One of `phase-of`, `depends-on`, `related`. Defaults to `phase-of`.
+    #[schemars(extend("enum" = ["phase-of", "depends-on", "related"]))]
     #[serde(default)]
     pub edge_type: Option<String>,
     /// Longer description for the child.
@@ -54,6 +57,7 @@ pub struct EdgeArgs {
     /// Edge destination slug.
     pub target_id: String,
     /// One of `phase-of`, `depends-on`, `related`.
+    #[schemars(extend("enum" = ["phase-of", "depends-on", "related"]))]
     pub edge_type: String,
     /// Edge source. Defaults to the current task.
     #[serde(default)]
@@ -66,8 +70,8 @@ pub struct EdgeArgs {
 pub struct SetMetadataArgs {
     /// Metadata key, e.g. `acceptance`, `objective`, `display-name`, `tags`.
     pub key: String,
-    /// Value to store; null is stored as the empty string.
-    #[schemars(required, with = "Option<String>")]
+    /// Value to store (a string; `null` is also accepted and stored as the empty string).
+    #[schemars(required, with = "String")]
     pub value: Option<String>,
     /// Task to annotate. Defaults to the current task.
     #[serde(default)]
@@ -79,6 +83,7 @@ pub struct SetMetadataArgs {
 #[serde(deny_unknown_fields)]
 pub struct UpdateStatusArgs {
     /// One of `open`, `active`, `completed`, `abandoned`, `blocked` (any case).
+    #[schemars(extend("enum" = ["open", "active", "completed", "abandoned", "blocked"]))]
     #[serde(default)]
     pub status: Option<String>,
     /// Task to update. Defaults to the current task.
@@ -118,7 +123,7 @@ pub struct SearchArgs {
     /// Free-text search; identifiers and paths match literally; a trailing `*` is a prefix query.
     pub query: String,
     /// Maximum results. Defaults to 10, clamped to 1..50.
-    #[schemars(with = "Option<i64>")]
+    #[schemars(with = "Option<i64>", range(min = 1, max = 50))]
     #[serde(default)]
     pub limit: Option<Value>,
     /// Restrict the search to one task's observations.
@@ -149,15 +154,15 @@ pub struct TimelineArgs {
     #[serde(default)]
     pub full: Option<bool>,
     /// Exclusive upper seq bound; also the page-back cursor printed when output is truncated.
-    #[schemars(with = "Option<i64>")]
+    #[schemars(with = "Option<i64>", range(min = 0))]
     #[serde(default)]
     pub before_seq: Option<Value>,
     /// Exclusive lower seq bound.
-    #[schemars(with = "Option<i64>")]
+    #[schemars(with = "Option<i64>", range(min = 0))]
     #[serde(default)]
     pub after_seq: Option<Value>,
-    /// Number of events. Defaults to 20.
-    #[schemars(with = "Option<i64>")]
+    /// Number of events. Defaults to 20, clamped to 1..1000.
+    #[schemars(with = "Option<i64>", range(min = 1, max = 1000))]
     #[serde(default)]
     pub limit: Option<Value>,
 }

@@ -58,6 +58,9 @@ pub enum DispatchError {
     },
 }
 
+/// The input schema of `T` (spec/mcp.md "Titles and schemas"): optional
+/// fields are plain optional properties (no `null` in their type, no
+/// `"default": null`), `$schema`/`title`/`description` dropped.
 fn schema_of<T: JsonSchema>() -> Map<String, Value> {
     let schema = SchemaSettings::draft2020_12()
         .into_generator()
@@ -67,9 +70,46 @@ fn schema_of<T: JsonSchema>() -> Map<String, Value> {
             m.remove("$schema");
             m.remove("title");
             m.remove("description");
+            if let Some(Value::Object(props)) = m.get_mut("properties") {
+                for prop in props.values_mut() {
+                    if let Value::Object(p) = prop {
+                        drop_null_type(p);
+                    }
+                }
+            }
             m
         }
         _ => Map::new(),
+    }
+}
+
+/// Makes an `Option<T>` property plain `T`: `"type": ["T", "null"]` becomes
+/// `"type": "T"`, a `null` branch of `anyOf` goes, and `"default": null`
+/// goes.
+fn drop_null_type(p: &mut Map<String, Value>) {
+    if p.get("default") == Some(&Value::Null) {
+        p.remove("default");
+    }
+    if let Some(Value::Array(types)) = p.get_mut("type") {
+        types.retain(|t| t != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            p.insert("type".to_string(), only);
+        }
+    }
+    if let Some(Value::Array(branches)) = p.get_mut("anyOf") {
+        branches.retain(|b| b.get("type") != Some(&Value::from("null")));
+        if branches.len() == 1
+            && let Value::Object(only) = branches.remove(0)
+        {
+            p.remove("anyOf");
+            for (k, v) in only {
+                p.entry(k).or_insert(v);
+            }
+        }
+    }
+    if let Some(Value::Array(values)) = p.get_mut("enum") {
+        values.retain(|v| !v.is_null());
     }
 }
 

@@ -9,6 +9,8 @@
 //! query changes nothing.
 
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -29,12 +31,45 @@ use crate::store::{Store, StoreError};
 /// Default time limit of one query (spec/tq.md; issue 4).
 pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(10);
 
-/// The query engine. `time_limit` bounds each query's execution (default 10 s).
+/// A cancellation flag shared between a running query and whoever may
+/// cancel it (the MCP adapter on `notifications/cancelled`, spec/mcp.md
+/// "Serving"). Raising it interrupts the running statement at SQLite's next
+/// progress check (reads) or the write watchdog's next tick (writes, within
+/// [`CANCEL_TICK`]); an interrupted query changes nothing. Clones share the
+/// flag.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+/// How often the write watchdog looks at the cancellation flag.
+pub const CANCEL_TICK: Duration = Duration::from_millis(20);
+
+impl Cancel {
+    /// A fresh, lowered flag.
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// Raises the flag: the query running under it stops.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the flag is raised.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// The query engine. `time_limit` bounds each query's execution (default 10 s);
+/// `cancel` stops it early.
 #[derive(Debug, Clone)]
 pub struct Engine {
     /// How long one query may run before it is interrupted with
     /// `Query error: the query ran past its N s limit.`
     pub time_limit: Duration,
+    /// Raised to interrupt the running query (an MCP cancellation); the
+    /// interrupted query answers like one past its limit and writes nothing.
+    pub cancel: Cancel,
 }
 
 impl Default for Engine {
@@ -85,8 +120,13 @@ fn seconds_text(d: Duration) -> String {
 /// An SQLite failure that is not the user's fault: logged to stderr, shown
 /// as `The query could not be executed.`
 pub fn execution_failure(detail: impl std::fmt::Display) -> Diagnostic {
-    // Not eprintln!: a closed stderr must not panic a query (docs/cli.md).
-    let _ = writeln!(std::io::stderr(), "cairn: query execution failed: {detail}");
+    if tracing::dispatcher::has_been_set() {
+        // `cairn serve`: stderr and, during an MCP call, the client's log.
+        tracing::error!("query execution failed: {detail}");
+    } else {
+        // Not eprintln!: a closed stderr must not panic a query (docs/cli.md).
+        let _ = writeln!(std::io::stderr(), "cairn: query execution failed: {detail}");
+    }
     Diagnostic {
         kind: DiagKind::Execution,
         message: detail.to_string(),
@@ -100,6 +140,7 @@ impl Engine {
     pub fn new() -> Engine {
         Engine {
             time_limit: DEFAULT_TIME_LIMIT,
+            cancel: Cancel::new(),
         }
     }
 
@@ -230,8 +271,12 @@ impl Engine {
     ) -> Result<Output, Diagnostic> {
         exec::register_functions(conn).map_err(execution_failure)?;
         let deadline = Instant::now() + self.time_limit;
-        conn.progress_handler(1000, Some(move || Instant::now() >= deadline))
-            .map_err(execution_failure)?;
+        let cancel = self.cancel.clone();
+        conn.progress_handler(
+            1000,
+            Some(move || cancel.is_cancelled() || Instant::now() >= deadline),
+        )
+        .map_err(execution_failure)?;
         let out = exec::run_read(conn, &prepared.plan);
         let _ = conn.progress_handler(0, None::<fn() -> bool>);
         out.map_err(|e| self.exec_diag(e))
@@ -245,19 +290,38 @@ impl Engine {
         plan: &Plan,
     ) -> Result<Output, Diagnostic> {
         let ts = crate::store::now();
-        let limit = self.time_limit;
+        let deadline = Instant::now() + self.time_limit;
+        let cancel = self.cancel.clone();
+        if cancel.is_cancelled() {
+            return Err(self.limit_error());
+        }
+        let cancelled = self.cancel.clone();
         let out = store.write_with(|tx| -> Result<Output, WriteError> {
             exec::register_functions(tx.conn()).map_err(ExecError::from)?;
             let handle = tx.conn().get_interrupt_handle();
             let (stop, stopped) = mpsc::channel::<()>();
             let watchdog = std::thread::spawn(move || {
-                if let Err(mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(limit) {
-                    handle.interrupt();
+                loop {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    match stopped.recv_timeout(left.min(CANCEL_TICK)) {
+                        Err(mpsc::RecvTimeoutError::Timeout) => {
+                            if cancel.is_cancelled() || Instant::now() >= deadline {
+                                handle.interrupt();
+                                break;
+                            }
+                        }
+                        _ => break,
+                    }
                 }
             });
             let out = mutate::run_write(tx, plan, session, ts);
             let _ = stop.send(());
             let _ = watchdog.join();
+            // A cancellation that landed between statements (where SQLite's
+            // interrupt is a no-op) still rolls the whole write back.
+            if out.is_ok() && cancelled.is_cancelled() {
+                return Err(WriteError::Exec(ExecError::Interrupted));
+            }
             out
         });
         out.map_err(|e| self.write_diag(e))

@@ -1,0 +1,368 @@
+//! The stdio line transport (spec/mcp.md "Protocol hygiene"; issue 14
+//! defect 5): newline-delimited JSON-RPC in, one message per line out. It
+//! replaces rmcp's async read/write transport because that one drops lines
+//! it cannot type without a word. Here every line is classified first
+//! ([`classify`]):
+//!
+//! - a line that is not JSON (not UTF-8, a syntax error, a lone surrogate
+//!   such as `"a\ud800b"`, nesting deeper than 128, two values on one line)
+//!   is answered `-32700` (parse error);
+//! - JSON that is not a JSON-RPC message (an array, a scalar, an object rmcp
+//!   cannot type) is answered `-32600` (invalid request), except an untypable
+//!   notification (no `id`), which JSON-RPC forbids answering: it is ignored;
+//! - a line longer than [`MAX_LINE_BYTES`] is skipped to its newline and
+//!   answered `-32600`;
+//! - blank lines are ignored; everything else goes to rmcp (a last line
+//!   without its newline included).
+//!
+//! Errors carry the request's `id` whenever it can be read (a lenient second
+//! look that skips over what the strict parse refused), else `null`. The
+//! connection keeps serving after every one of them.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::{ErrorData, JsonRpcMessage, RequestId};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde::Deserialize;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+use tokio::task::JoinSet;
+
+/// The longest line read (bytes, newline excluded): 8 MiB, the HTTP body
+/// limit too. The largest argument (a 1,000,000-character text) fits even
+/// fully `\u`-escaped.
+pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+
+/// What to do with one line.
+#[derive(Debug)]
+pub enum Verdict {
+    /// A JSON-RPC message for rmcp.
+    Message(Box<RxJsonRpcMessage<RoleServer>>),
+    /// Nothing to do (a blank line, an untypable notification).
+    Skip,
+    /// Answer this error (already addressed to the id, when readable).
+    Reply(Box<TxJsonRpcMessage<RoleServer>>),
+}
+
+/// The request id of a line the strict parse refused, when a lenient look
+/// can read it: the first JSON value on the line, its top-level `id` only,
+/// everything else skipped unchecked.
+fn probe_id(text: &str) -> Option<RequestId> {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(default)]
+        id: Option<RequestId>,
+    }
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<Probe>();
+    values.next().and_then(Result::ok).and_then(|p| p.id)
+}
+
+fn reply(error: ErrorData, id: Option<RequestId>) -> Verdict {
+    Verdict::Reply(Box::new(JsonRpcMessage::error(error, id)))
+}
+
+fn parse_error(message: String, id: Option<RequestId>) -> Verdict {
+    reply(ErrorData::parse_error(message, None), id)
+}
+
+fn invalid_request(message: impl Into<Cow<'static, str>>, id: Option<RequestId>) -> Verdict {
+    reply(ErrorData::invalid_request(message, None), id)
+}
+
+/// The message of a `serde_json` syntax error, in words a client author can
+/// act on (no input is quoted).
+fn syntax_message(e: &serde_json::Error) -> String {
+    let detail = e.to_string();
+    if detail.starts_with("recursion limit exceeded") {
+        "Parse error: the message nests deeper than 128 levels.".to_string()
+    } else if detail.contains("surrogate") || detail.contains("hex escape") {
+        "Parse error: a string holds an invalid \\u escape, such as a lone surrogate.".to_string()
+    } else if detail.starts_with("trailing characters") {
+        "Parse error: more than one JSON value on the line; send one message per line.".to_string()
+    } else {
+        format!("Parse error: {detail}.")
+    }
+}
+
+/// Classifies one line (without its newline). See the module docs.
+pub fn classify(line: &[u8]) -> Verdict {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Verdict::Skip;
+    }
+    let text = match std::str::from_utf8(line) {
+        Ok(t) => t,
+        Err(e) => {
+            let id = probe_id(&String::from_utf8_lossy(line));
+            return parse_error(
+                format!(
+                    "Parse error: the line is not valid UTF-8 (at byte {}).",
+                    e.valid_up_to()
+                ),
+                id,
+            );
+        }
+    };
+    let value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => return parse_error(syntax_message(&e), probe_id(text)),
+    };
+    let Value::Object(obj) = &value else {
+        return invalid_request(
+            "Invalid Request: a message is one JSON-RPC object (batches are not supported).",
+            None,
+        );
+    };
+    let id = obj
+        .get("id")
+        .and_then(|v| serde_json::from_value::<RequestId>(v.clone()).ok());
+    match serde_json::from_str::<RxJsonRpcMessage<RoleServer>>(text) {
+        Ok(m) => Verdict::Message(Box::new(m)),
+        Err(e) if !obj.contains_key("id") => {
+            tracing::debug!(error = %e, "ignoring an untypable notification");
+            Verdict::Skip
+        }
+        Err(_) => invalid_request(
+            "Invalid Request: not a JSON-RPC 2.0 request, notification or response.",
+            id,
+        ),
+    }
+}
+
+/// One line read: whole, too long (skipped), or the end of input.
+enum Read {
+    Line,
+    TooLong,
+    Eof,
+}
+
+/// The transport: lines from `R`, lines to `W` (shared by responses and the
+/// transport's own error replies).
+pub struct LineTransport<R, W> {
+    read: BufReader<R>,
+    buf: Vec<u8>,
+    discarding: bool,
+    write: Arc<Mutex<W>>,
+    replies: JoinSet<()>,
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    /// A transport reading `read` and writing `write`.
+    pub fn new(read: R, write: W) -> Self {
+        LineTransport {
+            read: BufReader::new(read),
+            buf: Vec::new(),
+            discarding: false,
+            write: Arc::new(Mutex::new(write)),
+            replies: JoinSet::new(),
+        }
+    }
+
+    /// Reads the next line into `buf`, never holding more than
+    /// [`MAX_LINE_BYTES`]. Cancel-safe: a partial line stays in `buf`.
+    async fn read_line(&mut self) -> std::io::Result<Read> {
+        loop {
+            let available = self.read.fill_buf().await?;
+            if available.is_empty() {
+                return Ok(Read::Eof);
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let take = newline.map_or(available.len(), |i| i + 1);
+            let mut outcome = None;
+            if self.discarding {
+                if newline.is_some() {
+                    self.discarding = false;
+                }
+            } else if self.buf.len() + take > MAX_LINE_BYTES + 1 {
+                self.buf.clear();
+                if newline.is_none() {
+                    self.discarding = true;
+                }
+                outcome = Some(Read::TooLong);
+            } else {
+                self.buf.extend_from_slice(&available[..take]);
+                if newline.is_some() {
+                    outcome = Some(Read::Line);
+                }
+            }
+            self.read.consume(take);
+            if let Some(o) = outcome {
+                return Ok(o);
+            }
+        }
+    }
+
+    fn answer(&mut self, message: TxJsonRpcMessage<RoleServer>) {
+        let write = self.write.clone();
+        self.replies.spawn(async move {
+            if let Err(e) = write_message(&write, &message).await {
+                tracing::debug!(error = %e, "could not answer a malformed line");
+            }
+        });
+    }
+
+    async fn drain_replies(&mut self) {
+        while self.replies.join_next().await.is_some() {}
+    }
+}
+
+async fn write_message<W: AsyncWrite + Unpin>(
+    write: &Mutex<W>,
+    message: &TxJsonRpcMessage<RoleServer>,
+) -> std::io::Result<()> {
+    let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+    line.push(b'\n');
+    let mut w = write.lock().await;
+    w.write_all(&line).await?;
+    w.flush().await
+}
+
+impl<R, W> Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let write = self.write.clone();
+        async move { write_message(&write, &item).await }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            while self.replies.try_join_next().is_some() {}
+            match self.read_line().await {
+                Ok(Read::Line) => {}
+                Ok(Read::TooLong) => {
+                    self.answer(JsonRpcMessage::error(
+                        ErrorData::invalid_request(
+                            format!(
+                                "Invalid Request: the line is longer than {MAX_LINE_BYTES} bytes."
+                            ),
+                            None,
+                        ),
+                        None,
+                    ));
+                    continue;
+                }
+                // A last line without its newline still counts.
+                Ok(Read::Eof) if !self.buf.is_empty() && !self.discarding => {}
+                Ok(Read::Eof) => {
+                    self.drain_replies().await;
+                    return None;
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "cannot read stdin");
+                    self.drain_replies().await;
+                    return None;
+                }
+            }
+            let line = std::mem::take(&mut self.buf);
+            let verdict = classify(line.strip_suffix(b"\n").unwrap_or(&line));
+            self.buf = line;
+            self.buf.clear();
+            match verdict {
+                Verdict::Message(m) => return Some(*m),
+                Verdict::Skip => {}
+                Verdict::Reply(r) => self.answer(*r),
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.drain_replies().await;
+        self.write.lock().await.flush().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(line: &[u8]) -> Value {
+        match classify(line) {
+            Verdict::Reply(r) => serde_json::to_value(*r).unwrap_or_default(),
+            Verdict::Message(m) => panic!("typed as a message: {m:?}"),
+            Verdict::Skip => Value::Null,
+        }
+    }
+
+    fn code_id(line: &[u8]) -> (i64, Value) {
+        let v = answer(line);
+        (v["error"]["code"].as_i64().unwrap_or(0), v["id"].clone())
+    }
+
+    #[test]
+    fn every_malformed_class_is_answered_with_its_code_and_id() {
+        assert_eq!(code_id(b"not json"), (-32700, Value::Null));
+        assert_eq!(
+            code_id(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"observe","arguments":{"text":"a\ud800b"}}}"#),
+            (-32700, Value::from(7))
+        );
+        let deep = format!(
+            r#"{{"jsonrpc":"2.0","id":"d","method":"tools/call","params":{{"name":"task_query","arguments":{{"query":{}1{}}}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert_eq!(code_id(deep.as_bytes()), (-32700, Value::from("d")));
+        assert_eq!(
+            code_id(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"x\":\"\xff\"}"),
+            (-32700, Value::from(3))
+        );
+        assert_eq!(
+            code_id(br#"{"jsonrpc":"2.0","id":4,"method":"ping"}{"jsonrpc":"2.0","id":5,"method":"ping"}"#),
+            (-32700, Value::from(4))
+        );
+        assert_eq!(code_id(b"[1,2]"), (-32600, Value::Null));
+        assert_eq!(code_id(b"42"), (-32600, Value::Null));
+        assert_eq!(
+            code_id(br#"{"jsonrpc":"2.0","id":9,"method":5}"#),
+            (-32600, Value::from(9))
+        );
+        assert_eq!(code_id(br#"{"id":10}"#), (-32600, Value::from(10)));
+    }
+
+    #[test]
+    fn messages_pass_and_blank_lines_and_odd_notifications_are_skipped() {
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            Verdict::Message(_)
+        ));
+        assert!(matches!(
+            classify(b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\r"),
+            Verdict::Message(_)
+        ));
+        assert!(matches!(classify(b"   \r"), Verdict::Skip));
+        assert!(matches!(
+            classify(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":5}"#),
+            Verdict::Skip
+        ));
+    }
+
+    #[test]
+    fn messages_name_the_problem() {
+        let v = answer(br#"{"jsonrpc":"2.0","id":4,"method":"ping"} {}"#);
+        assert_eq!(
+            v["error"]["message"],
+            "Parse error: more than one JSON value on the line; send one message per line."
+        );
+        let v = answer(b"{\"id\":1,\"x\":\xc3}");
+        assert_eq!(
+            v["error"]["message"],
+            "Parse error: the line is not valid UTF-8 (at byte 12)."
+        );
+    }
+}
