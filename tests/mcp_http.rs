@@ -91,10 +91,7 @@ impl Server {
     /// Sends SIGTERM and waits; the exit code.
     fn terminate(mut self) -> i32 {
         let pid = self.child.id().to_string();
-        Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .unwrap();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             if let Some(s) = self.child.try_wait().unwrap() {
@@ -473,7 +470,9 @@ async fn a_read_observe_token_cannot_write() {
     let capped = Client::connect(&ro.url, Some(&w)).await;
     assert_eq!(capped.tool_names().await.len(), 5);
     assert_eq!(
-        capped.err("observe", json!({"text": "x", "task_id": slug})).await,
+        capped
+            .err("observe", json!({"text": "x", "task_id": slug}))
+            .await,
         "observe needs the cairn/observe capability, which this server was not granted."
     );
     capped.close().await;
@@ -594,10 +593,7 @@ async fn foreign_host_or_origin_is_403() {
 #[test]
 fn no_auth_only_on_loopback_and_bad_options() {
     let dir = repo();
-    let (code, _, err) = cairn(
-        dir.path(),
-        &["serve", "--http", "0.0.0.0:0", "--no-auth"],
-    );
+    let (code, _, err) = cairn(dir.path(), &["serve", "--http", "0.0.0.0:0", "--no-auth"]);
     assert_eq!(code, 2);
     assert_eq!(
         err,
@@ -642,8 +638,7 @@ async fn hostile_clients_get_the_right_status_and_the_server_keeps_serving() {
     let (status, h, _) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
     assert_eq!(status, 200);
     let sid = h["mcp-session-id"].to_str().unwrap().to_string();
-    let initialized =
-        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
     let (status, _, _) = post(
         &srv.url,
         &[("authorization", &auth), ("mcp-session-id", &sid)],

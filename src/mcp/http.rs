@@ -130,7 +130,11 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         .local_addr()
         .map_err(|e| HttpError::Io(e.to_string()))?;
     let mut allow_hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|s| s.to_string()).collect();
-    allow_hosts.extend(opts.allow_hosts.iter().map(|h| h.trim().to_ascii_lowercase()));
+    allow_hosts.extend(
+        opts.allow_hosts
+            .iter()
+            .map(|h| h.trim().to_ascii_lowercase()),
+    );
     let tokens = (!opts.no_auth).then(|| super::http_tokens::tokens_path(&opts.db));
     let ct = CancellationToken::new();
     let sessions = Arc::new(LocalSessionManager::default());

@@ -421,7 +421,10 @@ mod tests {
         assert_eq!(host_name("localhost:8080").as_deref(), Some("localhost"));
         assert_eq!(host_name("127.0.0.1").as_deref(), Some("127.0.0.1"));
         assert_eq!(host_name("[::1]:9").as_deref(), Some("::1"));
-        assert_eq!(host_name("Cairn.Example.COM").as_deref(), Some("cairn.example.com"));
+        assert_eq!(
+            host_name("Cairn.Example.COM").as_deref(),
+            Some("cairn.example.com")
+        );
         assert_eq!(host_name(""), None);
         assert_eq!(
             origin_host("http://localhost:5173").as_deref(),

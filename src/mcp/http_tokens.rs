@@ -41,9 +41,7 @@ pub enum TokenError {
         reason: String,
     },
     /// A name outside `[A-Za-z0-9._-]{1,64}`.
-    #[error(
-        "token name \"{0}\" is not valid; use 1 to 64 letters, digits, '.', '_' or '-'."
-    )]
+    #[error("token name \"{0}\" is not valid; use 1 to 64 letters, digits, '.', '_' or '-'.")]
     BadName(String),
     /// `create` with a name already in use.
     #[error("a token named \"{0}\" already exists; revoke it first.")]
@@ -254,14 +252,7 @@ pub fn list_text(file: &TokenFile) -> String {
         .unwrap_or(0);
     file.tokens
         .iter()
-        .map(|t| {
-            format!(
-                "{:w$}  {:g$}  {}",
-                t.name,
-                t.grants.join(","),
-                t.created
-            )
-        })
+        .map(|t| format!("{:w$}  {:g$}  {}", t.name, t.grants.join(","), t.created))
         .collect::<Vec<_>>()
         .join("\n")
 }
@@ -303,8 +294,14 @@ mod tests {
         let listed = list_text(&load(&path).unwrap());
         let lines: Vec<&str> = listed.lines().collect();
         assert_eq!(lines.len(), 2);
-        assert!(lines[0].starts_with("reviewer  read,observe        20"), "{listed}");
-        assert!(lines[1].starts_with("agent-1   read,observe,write  20"), "{listed}");
+        assert!(
+            lines[0].starts_with("reviewer  read,observe        20"),
+            "{listed}"
+        );
+        assert!(
+            lines[1].starts_with("agent-1   read,observe,write  20"),
+            "{listed}"
+        );
         revoke(&path, "reviewer").unwrap();
         assert!(load(&path).unwrap().lookup(&t).is_none());
         assert_eq!(
