@@ -79,6 +79,10 @@ pub struct Session {
     pub current: Option<String>,
     /// The capabilities this session may use.
     pub grants: BTreeSet<Capability>,
+    /// The agent identity (spec/tq.md §9 "Agent identity"), when the
+    /// transport names one: over HTTP the token's name, `/` and
+    /// [`Session::short_id`] (`reviewer/7f3a`). `None` elsewhere.
+    pub agent: Option<String>,
 }
 
 impl Session {
@@ -94,7 +98,15 @@ impl Session {
             id: ulid::Ulid::new().to_string(),
             current: None,
             grants,
+            agent: None,
         }
+    }
+
+    /// The last four characters of the session id, lowercased: the short
+    /// session id of an agent identity (`7f3a`).
+    pub fn short_id(&self) -> String {
+        let n = self.id.len();
+        self.id[n.saturating_sub(4)..].to_ascii_lowercase()
     }
 
     /// True when `cap` was granted.

@@ -5,19 +5,103 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use clap::{Args, Subcommand};
 
 use super::out::{emit, emit_err};
+use crate::mcp::http::{DEFAULT_MAX_SESSIONS, HttpOptions, serve_http};
+use crate::mcp::http_tokens;
 use crate::mcp::serve::{ServeOptions, serve};
 use crate::session::{Session, parse_grants};
 use crate::store::{Store, location};
 use crate::tools::{Clock, ToolCtx, call::call};
 use crate::tq::engine::Engine;
 
-/// Serves until stdin closes; exit 0. Errors: a bad `--grant` list, a store
-/// that cannot be opened, a failed MCP session.
-pub(super) fn serve_cmd(flag: Option<&Path>, grant: &str) -> anyhow::Result<ExitCode> {
+/// The HTTP flags of `cairn serve` (spec/mcp.md "Wave 2: one server for a
+/// team"; docs/connect.md).
+#[derive(Debug, Clone, Args)]
+pub struct HttpArgs {
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio
+    /// (ADDR is HOST:PORT, e.g. 127.0.0.1:8765; port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    pub http: Option<String>,
+    /// Serve without bearer tokens (only with a loopback ADDR).
+    #[arg(long, requires = "http")]
+    pub no_auth: bool,
+    /// Also accept this host name in Host and Origin (repeatable; loopback
+    /// names are always accepted). Use the public name behind a proxy.
+    #[arg(long, value_name = "NAME", requires = "http")]
+    pub allow_host: Vec<String>,
+    /// At most this many concurrent MCP sessions; further ones get 503.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SESSIONS, requires = "http")]
+    pub max_sessions: usize,
+}
+
+/// `cairn token ...`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum TokenAction {
+    /// Create a token for NAME and print it once (only its hash is kept).
+    Create {
+        /// Who holds it: an agent or a reviewer (letters, digits, . _ -).
+        name: String,
+        /// Its capabilities: a comma list of read, observe, write.
+        #[arg(long, default_value = "read,observe,write", value_name = "CAPS")]
+        grant: String,
+    },
+    /// List the tokens: name, grants, creation time.
+    List,
+    /// Revoke NAME's token; servers refuse it from the next request on.
+    Revoke {
+        /// The token's name.
+        name: String,
+    },
+}
+
+/// `cairn token create|list|revoke` on the token file of the resolved store.
+/// `create` prints the token alone on stdout (and a reminder on stderr).
+pub(super) fn token_cmd(flag: Option<&Path>, action: &TokenAction) -> anyhow::Result<ExitCode> {
+    let loc = location::resolve_from_env(flag)?;
+    let path = http_tokens::tokens_path(&loc.db);
+    match action {
+        TokenAction::Create { name, grant } => {
+            let token = http_tokens::create(&path, name, grant)?;
+            emit(&token)?;
+            emit_err(&format!(
+                "Token for {name} created; it is shown only this once. Clients send it as Authorization: Bearer TOKEN."
+            ));
+        }
+        TokenAction::List => {
+            emit(&http_tokens::list_text(&http_tokens::load(&path)?))?;
+        }
+        TokenAction::Revoke { name } => {
+            http_tokens::revoke(&path, name)?;
+            emit(&format!("Revoked the token {name}."))?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Serves until stdin closes (stdio) or until SIGINT/SIGTERM (`--http`);
+/// exit 0. Errors: a bad `--grant` list, a store that cannot be opened, a
+/// failed MCP session, bad HTTP options.
+pub(super) fn serve_cmd(
+    flag: Option<&Path>,
+    grant: &str,
+    http: &HttpArgs,
+) -> anyhow::Result<ExitCode> {
     let grants = parse_grants(grant).map_err(anyhow::Error::msg)?;
     let loc = location::resolve_from_env(flag)?;
+    if let Some(addr) = &http.http {
+        serve_http(HttpOptions {
+            addr: addr.clone(),
+            db: loc.db,
+            root: loc.project,
+            grants,
+            no_auth: http.no_auth,
+            allow_hosts: http.allow_host.clone(),
+            max_sessions: http.max_sessions,
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let follow_roots = !matches!(loc.rule, location::Rule::Flag | location::Rule::Env);
     serve(ServeOptions {
         db: loc.db,

@@ -97,11 +97,22 @@ after another and each result is printed (exit 1 if any form failed).",
     #[command(display_order = 42)]
     Verify,
     /// Serve MCP over stdio (the fourteen tools, seven prompts, seven
-    /// resources) until the client closes stdin.
+    /// resources) until the client closes stdin; with --http, over
+    /// Streamable HTTP at /mcp until SIGINT/SIGTERM.
     Serve {
         /// Capabilities this server holds: a comma list of read, observe, write.
+        /// Over HTTP, the most any token's session gets.
         #[arg(long, default_value = "read,observe,write", value_name = "CAPS")]
         grant: String,
+        #[command(flatten)]
+        http: mcp_cmds::HttpArgs,
+    },
+    /// Manage the bearer tokens of `cairn serve --http` (stored hashed in
+    /// cairn.db.tokens next to the store, never in git).
+    Token {
+        /// create, list or revoke.
+        #[command(subcommand)]
+        action: mcp_cmds::TokenAction,
     },
     /// Run one MCP tool through the same registry and print its text
     /// (exit 0, or 1 when the tool returned an error).
@@ -144,7 +155,8 @@ pub fn run() -> ExitCode {
         Command::Where => store_cmds::where_cmd(cli.db.as_deref()),
         Command::Rebuild => store_cmds::rebuild_cmd(cli.db.as_deref()),
         Command::Verify => store_cmds::verify_cmd(cli.db.as_deref()),
-        Command::Serve { grant } => mcp_cmds::serve_cmd(cli.db.as_deref(), grant),
+        Command::Serve { grant, http } => mcp_cmds::serve_cmd(cli.db.as_deref(), grant, http),
+        Command::Token { action } => mcp_cmds::token_cmd(cli.db.as_deref(), action),
         Command::Call {
             tool,
             json,

@@ -1,7 +1,11 @@
 //! The MCP surface over stdio (spec/mcp.md, seeds 002 and 003): the rmcp
 //! adapter over the tool registry, the seven prompts and resources, and
-//! `cairn serve`.
+//! `cairn serve`; over Streamable HTTP (`cairn serve --http`, spec/mcp.md
+//! "Wave 2: one server for a team") with bearer tokens.
 
+pub mod http;
+pub mod http_gate;
+pub mod http_tokens;
 pub mod lines;
 pub mod logging;
 pub mod prompts;

@@ -1,0 +1,333 @@
+//! Bearer tokens for `cairn serve --http` (spec/mcp.md "Wave 2: one server
+//! for a team", `cairn token create|list|revoke`).
+//!
+//! A token is `cairn_` followed by 64 lowercase hex digits (32 random bytes
+//! from the operating system). Only its SHA-256 (hex) is kept, with the
+//! token's name, grants and creation time, in a JSON file next to the store:
+//! `<db>.tokens` (`.cairn/cairn.db.tokens`). That file is outside the event
+//! log, outside the per-task logs and outside `cairn.db` (so rebuilding the
+//! database from the logs cannot lose it), and the store's `.gitignore`
+//! (`cairn.db*`) keeps it out of git. It is written atomically (temporary
+//! file + rename) with mode 0600 on Unix.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::session::{Capability, parse_grants};
+
+/// The prefix of every token (it makes a leaked token easy to recognise).
+pub const TOKEN_PREFIX: &str = "cairn_";
+
+/// Why a token operation failed. Each message is one sentence for the user.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// The token file could not be read or written.
+    #[error("cannot use the token file {path}: {source}")]
+    Io {
+        /// The `<db>.tokens` path.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The token file is not the JSON this module writes.
+    #[error("the token file {path} is damaged: {reason}")]
+    Damaged {
+        /// The `<db>.tokens` path.
+        path: PathBuf,
+        /// serde_json's message.
+        reason: String,
+    },
+    /// A name outside `[A-Za-z0-9._-]{1,64}`.
+    #[error("token name \"{0}\" is not valid; use 1 to 64 letters, digits, '.', '_' or '-'.")]
+    BadName(String),
+    /// `create` with a name already in use.
+    #[error("a token named \"{0}\" already exists; revoke it first.")]
+    Exists(String),
+    /// `revoke` of a name that is not there.
+    #[error("no token named \"{0}\".")]
+    Unknown(String),
+    /// A bad `--grant` list (the message of [`parse_grants`]).
+    #[error("{0}")]
+    Grants(String),
+    /// The operating system's random source failed.
+    #[error("cannot draw random bytes for a token: {0}")]
+    Random(String),
+}
+
+/// One stored token: never the token itself, only its hash.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenEntry {
+    /// The name: who holds the token (an agent, a reviewer). It is the
+    /// agent-identity prefix of every session opened with the token.
+    pub name: String,
+    /// SHA-256 of the token text, 64 lowercase hex digits.
+    pub sha256: String,
+    /// The capabilities, a subset of `read`, `observe`, `write`, in
+    /// `--grant` order.
+    pub grants: Vec<String>,
+    /// Creation time, RFC 3339 UTC.
+    pub created: String,
+}
+
+impl TokenEntry {
+    /// The grants as capabilities (unknown words, which only a hand-edited
+    /// file could hold, are dropped: they grant nothing).
+    pub fn capabilities(&self) -> BTreeSet<Capability> {
+        self.grants
+            .iter()
+            .filter_map(|g| Capability::parse(g))
+            .collect()
+    }
+}
+
+/// The whole token file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenFile {
+    /// Every live token, in creation order.
+    pub tokens: Vec<TokenEntry>,
+}
+
+impl TokenFile {
+    /// The entry whose hash matches `presented` (the text after `Bearer `),
+    /// if any.
+    pub fn lookup(&self, presented: &str) -> Option<&TokenEntry> {
+        let h = sha256_hex(presented.trim());
+        self.tokens.iter().find(|t| t.sha256 == h)
+    }
+}
+
+/// `<db>.tokens`: the token file for the store at `db`.
+pub fn tokens_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".tokens");
+    PathBuf::from(name)
+}
+
+/// SHA-256 of `text` as 64 lowercase hex digits.
+pub fn sha256_hex(text: &str) -> String {
+    hex(&Sha256::digest(text.as_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::new(), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
+}
+
+/// Reads the token file at `path`; a missing file is an empty one.
+/// Errors: [`TokenError::Io`], [`TokenError::Damaged`].
+pub fn load(path: &Path) -> Result<TokenFile, TokenError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text).map_err(|e| TokenError::Damaged {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(TokenFile::default()),
+        Err(source) => Err(TokenError::Io {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+fn save(path: &Path, file: &TokenFile) -> Result<(), TokenError> {
+    let io = |source| TokenError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let mut text = serde_json::to_string_pretty(file).map_err(|e| TokenError::Damaged {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })?;
+    text.push('\n');
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    write_private(&tmp, text.as_bytes()).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}
+
+#[cfg(unix)]
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    f.write_all(bytes)?;
+    f.sync_all()
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    std::fs::write(path, bytes)
+}
+
+fn check_name(name: &str) -> Result<(), TokenError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if ok {
+        Ok(())
+    } else {
+        Err(TokenError::BadName(name.to_string()))
+    }
+}
+
+/// `cairn token create NAME --grant LIST`: mints a random token, stores its
+/// hash under `name` with the grants, and returns the token text (shown to
+/// the user once, never stored). Errors: [`TokenError::BadName`],
+/// [`TokenError::Grants`], [`TokenError::Exists`], [`TokenError::Random`],
+/// and the file errors of [`load`].
+pub fn create(path: &Path, name: &str, grant: &str) -> Result<String, TokenError> {
+    check_name(name)?;
+    let grants = parse_grants(grant).map_err(TokenError::Grants)?;
+    let mut file = load(path)?;
+    if file.tokens.iter().any(|t| t.name == name) {
+        return Err(TokenError::Exists(name.to_string()));
+    }
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| TokenError::Random(e.to_string()))?;
+    let token = format!("{TOKEN_PREFIX}{}", hex(&bytes));
+    let created = time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_default();
+    file.tokens.push(TokenEntry {
+        name: name.to_string(),
+        sha256: sha256_hex(&token),
+        grants: Capability::ALL
+            .into_iter()
+            .filter(|c| grants.contains(c))
+            .map(|c| c.as_str().to_string())
+            .collect(),
+        created,
+    });
+    save(path, &file)?;
+    Ok(token)
+}
+
+/// `cairn token revoke NAME`: removes the token; a server refuses it (401)
+/// from its next request on. Errors: [`TokenError::Unknown`] and the file
+/// errors.
+pub fn revoke(path: &Path, name: &str) -> Result<(), TokenError> {
+    let mut file = load(path)?;
+    let before = file.tokens.len();
+    file.tokens.retain(|t| t.name != name);
+    if file.tokens.len() == before {
+        return Err(TokenError::Unknown(name.to_string()));
+    }
+    save(path, &file)
+}
+
+/// `cairn token list`: one line per token, `NAME  GRANTS  CREATED`, names
+/// padded to the longest; `No tokens.` when there are none.
+pub fn list_text(file: &TokenFile) -> String {
+    if file.tokens.is_empty() {
+        return "No tokens.".to_string();
+    }
+    let w = file.tokens.iter().map(|t| t.name.len()).max().unwrap_or(0);
+    let g = file
+        .tokens
+        .iter()
+        .map(|t| t.grants.join(",").len())
+        .max()
+        .unwrap_or(0);
+    file.tokens
+        .iter()
+        .map(|t| format!("{:w$}  {:g$}  {}", t.name, t.grants.join(","), t.created))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn create_lookup_list_revoke() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = tokens_path(&dir.path().join("cairn.db"));
+        assert!(path.ends_with("cairn.db.tokens"));
+        let t = create(&path, "reviewer", "observe, read").unwrap();
+        assert!(t.starts_with("cairn_"));
+        assert_eq!(t.len(), 6 + 64);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(&t), "the token itself is never stored");
+        let file = load(&path).unwrap();
+        let e = file.lookup(&t).unwrap();
+        assert_eq!(e.name, "reviewer");
+        assert_eq!(e.grants, vec!["read", "observe"]);
+        assert_eq!(e.sha256, sha256_hex(&t));
+        assert!(file.lookup("cairn_nope").is_none());
+        assert_eq!(
+            create(&path, "reviewer", "read").unwrap_err().to_string(),
+            "a token named \"reviewer\" already exists; revoke it first."
+        );
+        assert_eq!(
+            create(&path, "a b", "read").unwrap_err().to_string(),
+            "token name \"a b\" is not valid; use 1 to 64 letters, digits, '.', '_' or '-'."
+        );
+        assert_eq!(
+            create(&path, "x", "root").unwrap_err().to_string(),
+            "unknown capability \"root\"; expected read, observe or write."
+        );
+        let t2 = create(&path, "agent-1", "read,observe,write").unwrap();
+        assert_ne!(t, t2);
+        let listed = list_text(&load(&path).unwrap());
+        let lines: Vec<&str> = listed.lines().collect();
+        assert_eq!(lines.len(), 2);
+        assert!(
+            lines[0].starts_with("reviewer  read,observe        20"),
+            "{listed}"
+        );
+        assert!(
+            lines[1].starts_with("agent-1   read,observe,write  20"),
+            "{listed}"
+        );
+        revoke(&path, "reviewer").unwrap();
+        assert!(load(&path).unwrap().lookup(&t).is_none());
+        assert_eq!(
+            revoke(&path, "reviewer").unwrap_err().to_string(),
+            "no token named \"reviewer\"."
+        );
+        revoke(&path, "agent-1").unwrap();
+        assert_eq!(list_text(&load(&path).unwrap()), "No tokens.");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn token_file_is_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = tokens_path(&dir.path().join("cairn.db"));
+        create(&path, "a", "read").unwrap();
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn damaged_file_is_an_error_not_an_empty_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = tokens_path(&dir.path().join("cairn.db"));
+        std::fs::write(&path, "{not json").unwrap();
+        assert!(matches!(load(&path), Err(TokenError::Damaged { .. })));
+    }
+}

@@ -1,0 +1,876 @@
+//! `cairn serve --http` end to end (spec/mcp.md "Wave 2: one server for a
+//! team", issue 11): the built binary serves a temporary git repository on a
+//! loopback port; rmcp's Streamable HTTP client drives the seed story; raw
+//! HTTP requests check auth (401), grants, DNS rebinding (403), limits (413,
+//! 503), hostile clients, graceful shutdown, and a bounded load run.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+mod mcpfx;
+
+const BIN: &str = env!("CARGO_BIN_EXE_cairn");
+
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    dir
+}
+
+fn today() -> String {
+    let d = time::OffsetDateTime::now_utc().date();
+    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+}
+
+/// `cairn ARGS` in `dir`: (exit code, stdout, stderr).
+fn cairn(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(BIN)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CAIRN_DB")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string(),
+        String::from_utf8_lossy(&out.stderr).trim_end().to_string(),
+    )
+}
+
+fn token(dir: &Path, name: &str, grant: &str) -> String {
+    let (code, out, err) = cairn(dir, &["token", "create", name, "--grant", grant]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("cairn_") && out.len() == 70, "{out}");
+    out
+}
+
+/// A running `cairn serve --http 127.0.0.1:0`; killed on drop.
+struct Server {
+    child: Child,
+    url: String,
+    addr: String,
+}
+
+impl Server {
+    fn start(dir: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(BIN)
+            .args(["serve", "--http", "127.0.0.1:0"])
+            .args(extra)
+            .current_dir(dir)
+            .env_remove("CAIRN_DB")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        err.read_line(&mut line).unwrap();
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = Vec::new();
+            let _ = err.read_to_end(&mut sink);
+        });
+        let start = line.find("http://").unwrap_or_else(|| panic!("{line}"));
+        let url = line[start..].split(' ').next().unwrap().to_string();
+        let addr = url
+            .trim_start_matches("http://")
+            .trim_end_matches("/mcp")
+            .to_string();
+        Server { child, url, addr }
+    }
+
+    /// Sends SIGTERM and waits; the exit code.
+    fn terminate(mut self) -> i32 {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                return s.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < deadline, "server did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+struct Client(RunningService<RoleClient, ()>);
+
+impl Client {
+    async fn connect(url: &str, token: Option<&str>) -> Client {
+        let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+        if let Some(t) = token {
+            cfg = cfg.auth_header(t.to_string());
+        }
+        let transport = StreamableHttpClientTransport::from_config(cfg);
+        Client(().serve(transport).await.unwrap())
+    }
+
+    async fn call(&self, tool: &str, args: Value) -> (String, bool) {
+        mcpfx::call_tool(&self.0, tool, args).await
+    }
+
+    async fn ok(&self, tool: &str, args: Value) -> String {
+        let (text, err) = self.call(tool, args).await;
+        assert!(!err, "{tool} failed: {text}");
+        text
+    }
+
+    async fn err(&self, tool: &str, args: Value) -> String {
+        let (text, err) = self.call(tool, args).await;
+        assert!(err, "{tool} succeeded: {text}");
+        text
+    }
+
+    async fn tool_names(&self) -> Vec<String> {
+        self.0
+            .list_all_tools()
+            .await
+            .unwrap()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect()
+    }
+
+    async fn close(self) {
+        self.0.cancel().await.unwrap();
+    }
+}
+
+fn initialize_body() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string()
+}
+
+/// One raw POST to the server: (status, headers, body).
+async fn post(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: String,
+) -> (u16, reqwest::header::HeaderMap, String) {
+    let mut rb = reqwest::Client::new()
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (k, v) in headers {
+        rb = rb.header(*k, *v);
+    }
+    let resp = rb.body(body).send().await.unwrap();
+    let status = resp.status().as_u16();
+    let h = resp.headers().clone();
+    let text = resp.text().await.unwrap_or_default();
+    (status, h, text)
+}
+
+async fn delete(url: &str, headers: &[(&str, &str)]) -> u16 {
+    let mut rb = reqwest::Client::new().delete(url);
+    for (k, v) in headers {
+        rb = rb.header(*k, *v);
+    }
+    rb.send().await.unwrap().status().as_u16()
+}
+
+fn bearer(t: &str) -> String {
+    format!("Bearer {t}")
+}
+
+fn event_count(dir: &Path) -> i64 {
+    let store = cairn::store::Store::open(&dir.join(".cairn/cairn.db")).unwrap();
+    store.event_count().unwrap()
+}
+
+fn verified(dir: &Path) -> bool {
+    let store = cairn::store::Store::open(&dir.join(".cairn/cairn.db")).unwrap();
+    store.verify().unwrap().ok
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seed_story_over_http() {
+    let dir = repo();
+    let all = token(dir.path(), "agent-1", "read,observe,write");
+    let srv = Server::start(dir.path(), &[]);
+    let d = today();
+    let tune = format!("{d}-tune-search-ranking");
+    let prefix = format!("{d}-add-prefix-query-support");
+    let tok = format!("{d}-tokenizer-fix");
+    let c = Client::connect(&srv.url, Some(&all)).await;
+    assert_eq!(c.tool_names().await.len(), 14);
+    assert_eq!(
+        c.err("task_bootstrap", json!({})).await,
+        "No task to bootstrap; pass task_id or select a task first."
+    );
+    assert_eq!(
+        c.ok("task_create", json!({"name": "tune search ranking"}))
+            .await,
+        format!("Created {tune}.")
+    );
+    assert_eq!(
+        c.ok(
+            "observe",
+            json!({"text": "bm25 ranking confirmed against t/cairn-search.lisp"})
+        )
+        .await,
+        format!("Observed on {tune}.")
+    );
+    assert_eq!(
+        c.ok("task_fork", json!({"name": "add prefix query support"}))
+            .await,
+        format!("Forked {prefix} from {tune} (phase-of).")
+    );
+    assert_eq!(
+        c.ok("task_create", json!({"name": "tokenizer fix"})).await,
+        format!("Created {tok}.")
+    );
+    assert_eq!(
+        c.ok(
+            "task_link",
+            json!({"target_id": tok, "edge_type": "depends-on"})
+        )
+        .await,
+        format!("Linked {prefix} -> {tok} (depends-on).")
+    );
+    assert_eq!(
+        c.ok(
+            "task_set_metadata",
+            json!({"key": "acceptance", "value": "prefix queries return ranked snippets"})
+        )
+        .await,
+        format!("Set acceptance on {prefix}.")
+    );
+    assert_eq!(
+        c.ok(
+            "observe",
+            json!({"text": "prefix queries need a query parser change in src/search.rs:45-78"})
+        )
+        .await,
+        format!("Observed on {prefix}.")
+    );
+    let frontier = json!({"query": "(query \"plan-frontier\")"});
+    assert_eq!(
+        c.ok("task_query", frontier.clone()).await,
+        "No matching tasks."
+    );
+    assert_eq!(
+        c.ok(
+            "task_update_status",
+            json!({"status": "completed", "task_id": tok})
+        )
+        .await,
+        format!("{tok} is now completed.")
+    );
+    assert_eq!(
+        c.ok("task_query", frontier).await,
+        format!(
+            "1 task:\n- {prefix} (active) obs=1 edges=2\n    acceptance: prefix queries return ranked snippets"
+        )
+    );
+    assert_eq!(
+        c.err(
+            "task_query",
+            json!({"query": "(-> (current) (:set-status! \"completed\"))"})
+        )
+        .await,
+        "Query error: Mutations need the task_query_write surface; task_query is read-only."
+    );
+    assert_eq!(
+        c.ok("task_search", json!({"query": "prefix query*"})).await,
+        format!(
+            "1. [{prefix}]  ({d})\n    [prefix] queries need a [query] parser change in src/search.rs:45-78"
+        )
+    );
+    assert_eq!(
+        c.ok("timeline", json!({"limit": 2})).await,
+        format!(
+            "{prefix} — last 2 events\n  8  observation  prefix queries need a query parser change in src/search.rs:45-78\n  7  task.set-metadata  acceptance = prefix queries return ranked snippets"
+        )
+    );
+    let handoff = c
+        .ok(
+            "handoff",
+            json!({"summary": "prefix queries land; tokenizer fix is next"}),
+        )
+        .await;
+    let root = dir.path().canonicalize().unwrap();
+    assert!(
+        handoff.starts_with(&format!(
+            "Handoff scaffolded for {prefix} at {}/.cairn/tasks/{prefix}/",
+            root.display()
+        )),
+        "{handoff}"
+    );
+    c.close().await;
+
+    // A new session on the same server: no current task until bootstrap.
+    let c2 = Client::connect(&srv.url, Some(&all)).await;
+    assert_eq!(
+        c2.err("task_get", json!({})).await,
+        "No current task; create or select one first."
+    );
+    let boot = c2.ok("task_bootstrap", json!({"task_id": prefix})).await;
+    assert!(
+        boot.starts_with(&format!(
+            "{prefix}  [active]\n  parent: {tune}\n  edges:\n    depends-on {tok}\n"
+        )),
+        "{boot}"
+    );
+    c2.close().await;
+    assert_eq!(event_count(dir.path()), 10);
+    assert!(verified(dir.path()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_are_required_and_revocable() {
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read,observe,write");
+    let srv = Server::start(dir.path(), &[]);
+    // No token.
+    let (status, h, body) = post(&srv.url, &[], initialize_body()).await;
+    assert_eq!(status, 401);
+    assert_eq!(h["www-authenticate"], "Bearer realm=\"cairn\"");
+    assert_eq!(
+        body,
+        "This server needs a bearer token: send Authorization: Bearer TOKEN (cairn token create NAME makes one).\n"
+    );
+    // An unknown token.
+    let (status, h, body) = post(
+        &srv.url,
+        &[("authorization", "Bearer cairn_0000")],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(status, 401);
+    assert_eq!(
+        h["www-authenticate"],
+        "Bearer realm=\"cairn\", error=\"invalid_token\""
+    );
+    assert_eq!(
+        body,
+        "The bearer token is not valid (unknown or revoked).\n"
+    );
+    // The token works, for a raw request and for a live session ...
+    let auth = bearer(&t);
+    let (status, h, _) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
+    assert_eq!(status, 200);
+    let sid = h["mcp-session-id"].to_str().unwrap().to_string();
+    let c = Client::connect(&srv.url, Some(&t)).await;
+    c.ok("task_create", json!({"name": "before revoke"})).await;
+    assert_eq!(
+        cairn(dir.path(), &["token", "list"]).1.split("  ").next(),
+        Some("agent-1")
+    );
+    // ... until it is revoked: the next request is refused, session or not.
+    assert_eq!(
+        cairn(dir.path(), &["token", "revoke", "agent-1"]).1,
+        "Revoked the token agent-1."
+    );
+    let (status, _, _) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
+    assert_eq!(status, 401);
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let (status, _, _) = post(
+        &srv.url,
+        &[("authorization", &auth), ("mcp-session-id", &sid)],
+        list,
+    )
+    .await;
+    assert_eq!(status, 401);
+    let res =
+        c.0.call_tool(
+            rmcp::model::CallToolRequestParams::new("task_create")
+                .with_arguments(json!({"name": "after revoke"}).as_object().unwrap().clone()),
+        )
+        .await;
+    assert!(res.is_err(), "a revoked token still called a tool");
+    assert_eq!(event_count(dir.path()), 1);
+    assert_eq!(cairn(dir.path(), &["token", "list"]).1, "No tokens.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_observe_token_cannot_write() {
+    let dir = repo();
+    let w = token(dir.path(), "lead", "read,observe,write");
+    let r = token(dir.path(), "reviewer", "read,observe");
+    let srv = Server::start(dir.path(), &[]);
+    let lead = Client::connect(&srv.url, Some(&w)).await;
+    let created = lead
+        .ok("task_create", json!({"name": "ship the parser"}))
+        .await;
+    let slug = created
+        .trim_start_matches("Created ")
+        .trim_end_matches('.')
+        .to_string();
+    assert!(slug.starts_with(&today()), "{created}");
+    let rev = Client::connect(&srv.url, Some(&r)).await;
+    assert_eq!(
+        rev.tool_names().await,
+        vec![
+            "observe",
+            "task_search",
+            "task_get",
+            "timeline",
+            "task_query",
+            "task_bootstrap"
+        ]
+    );
+    assert_eq!(
+        rev.err("task_create", json!({"name": "sneaky"})).await,
+        "task_create needs the cairn/write capability, which this server was not granted."
+    );
+    // Naming task_query_write directly runs nothing.
+    assert_eq!(
+        rev.err(
+            "task_query_write",
+            json!({"query": format!("(-> (node \"{slug}\") (:set-status! :abandoned))")})
+        )
+        .await,
+        "task_query_write needs the cairn/write capability, which this server was not granted."
+    );
+    assert_eq!(
+        rev.err(
+            "task_query",
+            json!({"query": format!("(-> (node \"{slug}\") (:set-status! :abandoned))")})
+        )
+        .await,
+        "Query error: Mutations need the task_query_write surface; task_query is read-only."
+    );
+    // Reading and observing work.
+    assert_eq!(
+        rev.ok("observe", json!({"text": "looks good", "task_id": slug}))
+            .await,
+        format!("Observed on {slug}.")
+    );
+    assert!(
+        rev.ok("task_get", json!({"task_id": slug}))
+            .await
+            .starts_with(&format!("{slug}  [active]"))
+    );
+    // The server's --grant caps every token: a write token on a read-only server.
+    rev.close().await;
+    lead.close().await;
+    assert_eq!(event_count(dir.path()), 2);
+    drop(srv);
+    let ro = Server::start(dir.path(), &["--grant", "read"]);
+    let capped = Client::connect(&ro.url, Some(&w)).await;
+    assert_eq!(capped.tool_names().await.len(), 5);
+    assert_eq!(
+        capped
+            .err("observe", json!({"text": "x", "task_id": slug}))
+            .await,
+        "observe needs the cairn/observe capability, which this server was not granted."
+    );
+    capped.close().await;
+    assert_eq!(event_count(dir.path()), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_keep_separate_current_tasks_and_owners() {
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read,observe,write");
+    let t2 = token(dir.path(), "agent-2", "read,observe,write");
+    let srv = Server::start(dir.path(), &[]);
+    let d = today();
+    let a = Client::connect(&srv.url, Some(&t)).await;
+    let b = Client::connect(&srv.url, Some(&t)).await;
+    a.ok("task_create", json!({"name": "alpha work"})).await;
+    b.ok("task_create", json!({"name": "beta work"})).await;
+    assert_eq!(
+        a.ok("observe", json!({"text": "on alpha"})).await,
+        format!("Observed on {d}-alpha-work.")
+    );
+    assert_eq!(
+        b.ok("observe", json!({"text": "on beta"})).await,
+        format!("Observed on {d}-beta-work.")
+    );
+    assert!(
+        a.ok("task_get", json!({}))
+            .await
+            .starts_with(&format!("{d}-alpha-work  [active]"))
+    );
+    assert!(
+        b.ok("task_get", json!({}))
+            .await
+            .starts_with(&format!("{d}-beta-work  [active]"))
+    );
+    a.close().await;
+    b.close().await;
+    // A session opened with one token cannot be used with another.
+    let (status, h, _) = post(
+        &srv.url,
+        &[("authorization", &bearer(&t))],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let sid = h["mcp-session-id"].to_str().unwrap().to_string();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let (status, _, body) = post(
+        &srv.url,
+        &[("authorization", &bearer(&t2)), ("mcp-session-id", &sid)],
+        list,
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert_eq!(body, "This session was opened with another token.\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_host_or_origin_is_403() {
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read,observe,write");
+    let srv = Server::start(dir.path(), &["--allow-host", "cairn.example.com"]);
+    let auth = bearer(&t);
+    let (status, _, body) = post(
+        &srv.url,
+        &[("authorization", &auth), ("host", "evil.example:80")],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert_eq!(
+        body,
+        "Host \"evil.example\" is not allowed; start the server with --allow-host evil.example to serve it.\n"
+    );
+    // Refused before auth: no token needed to be told no.
+    let (status, _, _) = post(&srv.url, &[("host", "evil.example")], initialize_body()).await;
+    assert_eq!(status, 403);
+    let (status, _, body) = post(
+        &srv.url,
+        &[("authorization", &auth), ("origin", "http://evil.example")],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert_eq!(
+        body,
+        "Origin \"http://evil.example\" is not allowed; start the server with --allow-host HOST to serve it.\n"
+    );
+    // Allowed: loopback origins and --allow-host names.
+    let (status, _, _) = post(
+        &srv.url,
+        &[
+            ("authorization", &auth),
+            ("origin", &format!("http://{}", srv.addr)),
+        ],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _, _) = post(
+        &srv.url,
+        &[
+            ("authorization", &auth),
+            ("host", "cairn.example.com"),
+            ("origin", "https://cairn.example.com"),
+        ],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(status, 200);
+    // Only /mcp is served.
+    let other = srv.url.replace("/mcp", "/other");
+    let (status, _, body) = post(&other, &[("authorization", &auth)], initialize_body()).await;
+    assert_eq!(status, 404);
+    assert_eq!(body, "Not found; the MCP endpoint is /mcp.\n");
+}
+
+#[test]
+fn no_auth_only_on_loopback_and_bad_options() {
+    let dir = repo();
+    let (code, _, err) = cairn(dir.path(), &["serve", "--http", "0.0.0.0:0", "--no-auth"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "error: --no-auth is accepted only with a loopback address (127.0.0.1, ::1, localhost), not 0.0.0.0:0."
+    );
+    let (code, _, err) = cairn(dir.path(), &["serve", "--no-auth"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--http"), "{err}");
+    let (code, _, err) = cairn(dir.path(), &["token", "create", "x y"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "error: token name \"x y\" is not valid; use 1 to 64 letters, digits, '.', '_' or '-'."
+    );
+    let (code, _, err) = cairn(dir.path(), &["token", "revoke", "nobody"]);
+    assert_eq!(code, 2);
+    assert_eq!(err, "error: no token named \"nobody\".");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_clients_get_the_right_status_and_the_server_keeps_serving() {
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read,observe,write");
+    let srv = Server::start(dir.path(), &[]);
+    let auth = bearer(&t);
+    // Oversized body: declared, and streamed without a length.
+    let big = "x".repeat(8 * 1024 * 1024 + 1);
+    let (status, _, body) = post(&srv.url, &[("authorization", &auth)], big.clone()).await;
+    assert_eq!(status, 413);
+    assert_eq!(body, "The request body is over the 8 MiB limit.\n");
+    let chunked = raw_chunked_post(&srv.addr, &auth, big.as_bytes());
+    assert!(chunked.starts_with("HTTP/1.1 413"), "{chunked}");
+    // Malformed JSON.
+    let (status, _, _) = post(
+        &srv.url,
+        &[("authorization", &auth)],
+        "{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\":".to_string(),
+    )
+    .await;
+    assert_eq!(status, 400);
+    // A client that sends a call and disconnects before the answer.
+    let (status, h, _) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
+    assert_eq!(status, 200);
+    let sid = h["mcp-session-id"].to_str().unwrap().to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let (status, _, _) = post(
+        &srv.url,
+        &[("authorization", &auth), ("mcp-session-id", &sid)],
+        initialized,
+    )
+    .await;
+    assert_eq!(status, 202);
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "task_create", "arguments": {"name": "dropped caller"}}})
+    .to_string();
+    {
+        let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {auth}\r\nMcp-Session-Id: {sid}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{call}",
+            srv.addr,
+            call.len()
+        )
+        .unwrap();
+        s.flush().unwrap();
+    } // dropped here, before any answer is read
+    // A half-sent request, then gone.
+    {
+        let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {auth}\r\nContent-Length: 500\r\n\r\n{{\"jsonrpc\"",
+            srv.addr
+        )
+        .unwrap();
+    }
+    // The server keeps serving; the store stays a faithful fold.
+    let c = Client::connect(&srv.url, Some(&t)).await;
+    c.ok("task_create", json!({"name": "still serving"})).await;
+    let count = c
+        .ok("task_query", json!({"query": "(-> (all) (:count))"}))
+        .await;
+    assert!(count == "2" || count == "1", "{count}");
+    c.close().await;
+    assert!(verified(dir.path()));
+}
+
+/// A POST with `Transfer-Encoding: chunked` (no length); the status line
+/// and whatever followed.
+fn raw_chunked_post(addr: &str, auth: &str, body: &[u8]) -> String {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: {auth}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+    );
+    s.write_all(head.as_bytes()).unwrap();
+    for chunk in body.chunks(1 << 20) {
+        if write!(s, "{:x}\r\n", chunk.len()).is_err()
+            || s.write_all(chunk).is_err()
+            || s.write_all(b"\r\n").is_err()
+        {
+            break; // the server answered and closed early
+        }
+    }
+    let _ = s.write_all(b"0\r\n\r\n");
+    let mut out = vec![0u8; 512];
+    let n = s.read(&mut out).unwrap_or(0);
+    String::from_utf8_lossy(&out[..n]).to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sixty_fifth_session_is_503() {
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read");
+    let srv = Server::start(dir.path(), &[]);
+    let auth = bearer(&t);
+    let mut ids = Vec::new();
+    for _ in 0..64 {
+        let (status, h, _) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
+        assert_eq!(status, 200);
+        ids.push(h["mcp-session-id"].to_str().unwrap().to_string());
+    }
+    let (status, _, body) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
+    assert_eq!(status, 503);
+    assert_eq!(
+        body,
+        "This server already holds its limit of 64 sessions; close one or start the server with a higher --max-sessions.\n"
+    );
+    // Closing one makes room.
+    assert_eq!(
+        delete(
+            &srv.url,
+            &[("authorization", &auth), ("mcp-session-id", &ids[0])]
+        )
+        .await,
+        202
+    );
+    let (status, _, _) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
+    assert_eq!(status, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_stops_gracefully() {
+    let dir = repo();
+    let srv = Server::start(dir.path(), &["--no-auth"]);
+    let c = Client::connect(&srv.url, None).await;
+    c.ok("task_create", json!({"name": "before stop"})).await;
+    // Calls in flight while the signal lands either finish or never start.
+    let calls = async {
+        let mut acked = 0;
+        for i in 0..40 {
+            match c
+                .0
+                .call_tool(
+                    rmcp::model::CallToolRequestParams::new("observe").with_arguments(
+                        json!({"text": format!("note {i}")})
+                            .as_object()
+                            .unwrap()
+                            .clone(),
+                    ),
+                )
+                .await
+            {
+                Ok(r) if r.is_error != Some(true) => acked += 1,
+                _ => break,
+            }
+        }
+        acked
+    };
+    let stop = async {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        tokio::task::spawn_blocking(move || srv.terminate())
+            .await
+            .unwrap()
+    };
+    let (acked, code) = tokio::join!(calls, stop);
+    assert_eq!(code, 0);
+    assert!(verified(dir.path()));
+    let n = event_count(dir.path());
+    assert!(
+        n == 1 + acked || n == 2 + acked,
+        "events {n}, acknowledged observes {acked}"
+    );
+}
+
+/// `prefix` and `n` in base-26 letters (`item` 0 → `itema`): slugs keep
+/// no bare numbers, so distinct tasks need distinct words.
+fn letters(prefix: &str, mut n: usize) -> String {
+    let mut tail = Vec::new();
+    loop {
+        tail.push(b'a' + (n % 26) as u8);
+        n /= 26;
+        if n == 0 {
+            break;
+        }
+    }
+    tail.reverse();
+    format!("{prefix}{}", String::from_utf8(tail).unwrap())
+}
+
+/// 16 sessions × 500 mixed calls (reads, observes, creates, write queries)
+/// on loopback: no errors, every acknowledged write in the log, `verify`
+/// true. p50/p99 go to target/tmp/http-load.txt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn load_sixteen_sessions_by_five_hundred_calls() {
+    const SESSIONS: usize = 16;
+    const CALLS: usize = 500;
+    let dir = repo();
+    let t = token(dir.path(), "load", "read,observe,write");
+    let srv = Server::start(dir.path(), &[]);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for s in 0..SESSIONS {
+        let url = srv.url.clone();
+        let t = t.clone();
+        tasks.push(tokio::spawn(async move {
+            let c = Client::connect(&url, Some(&t)).await;
+            let mut lat = Vec::with_capacity(CALLS);
+            let mut writes = 0i64;
+            let mut errors = Vec::new();
+            for i in 0..CALLS {
+                let (tool, args, write) = match i % 5 {
+                    0 => ("task_create", json!({"name": format!("loadtest {} {}", letters("sess", s), letters("item", i))}), true),
+                    1 => ("observe", json!({"text": format!("s{s} obs {i}")}), true),
+                    2 => ("task_query", json!({"query": "(-> (current) (:count))"}), false),
+                    3 => (
+                        "task_query_write",
+                        json!({"query": format!("(-> (current) (:set! :step \"{i}\"))")}),
+                        true,
+                    ),
+                    _ => ("task_get", json!({}), false),
+                };
+                let t0 = Instant::now();
+                let (text, err) = c.call(tool, args).await;
+                lat.push(t0.elapsed());
+                if err {
+                    errors.push(format!("{tool}: {text}"));
+                } else if write {
+                    writes += 1;
+                }
+            }
+            // This session's current task holds its own observes.
+            let obs = c
+                .ok("timeline", json!({"types": "observation", "limit": 1000}))
+                .await;
+            c.close().await;
+            (lat, writes, errors, obs)
+        }));
+    }
+    let mut lat = Vec::new();
+    let mut writes = 0;
+    for task in tasks {
+        let (l, w, errors, obs) = task.await.unwrap();
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(obs.contains(" — last 100 events"), "{obs}");
+        lat.extend(l);
+        writes += w;
+    }
+    let wall = started.elapsed();
+    assert_eq!(lat.len(), SESSIONS * CALLS);
+    assert_eq!(event_count(dir.path()), writes);
+    assert_eq!(writes, (SESSIONS * CALLS * 3 / 5) as i64);
+    assert!(verified(dir.path()));
+    lat.sort();
+    let p = |q: f64| lat[((lat.len() as f64 * q) as usize).min(lat.len() - 1)];
+    let report = format!(
+        "http load: {SESSIONS} sessions x {CALLS} calls = {} calls in {:.1?} ({:.0} calls/s); p50 {:.2?}, p99 {:.2?}, max {:.2?}; 0 errors; {writes} acknowledged writes all in the log; verify true\n",
+        lat.len(),
+        wall,
+        lat.len() as f64 / wall.as_secs_f64(),
+        p(0.50),
+        p(0.99),
+        lat[lat.len() - 1]
+    );
+    eprint!("{report}");
+    let _ = std::fs::write(
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("http-load.txt"),
+        &report,
+    );
+}
