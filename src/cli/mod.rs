@@ -91,7 +91,12 @@ after another and each result is printed (exit 1 if any form failed).",
     Where,
     /// Re-fold the projection from the event log.
     #[command(display_order = 41)]
-    Rebuild,
+    Rebuild {
+        /// First replace the database's events with the union of the
+        /// per-task logs (.cairn/tasks/*/events.ndjson).
+        #[arg(long)]
+        from_logs: bool,
+    },
     /// Check that the projection is a faithful fold of the log (exit 0/1).
     #[command(display_order = 42)]
     Verify,
@@ -141,7 +146,7 @@ pub fn run() -> ExitCode {
         Command::Query(args) => query::query_cmd(cli.db.as_deref(), args),
         Command::Repl(args) => repl::repl_cmd(cli.db.as_deref(), args),
         Command::Where => store_cmds::where_cmd(cli.db.as_deref()),
-        Command::Rebuild => store_cmds::rebuild_cmd(cli.db.as_deref()),
+        Command::Rebuild { from_logs } => store_cmds::rebuild_cmd(cli.db.as_deref(), *from_logs),
         Command::Verify => store_cmds::verify_cmd(cli.db.as_deref()),
         Command::Serve { grant } => mcp_cmds::serve_cmd(cli.db.as_deref(), grant),
         Command::Call {

@@ -21,6 +21,10 @@ pub struct Verification {
     pub before: String,
     /// Digest after re-folding every event (rolled back).
     pub after: String,
+    /// The log directions (every event in its log, every line in the
+    /// database, malformed lines), filled by callers that check the logs
+    /// ([`Store::check_logs`]); `None` when not checked or no logs.
+    pub logs: Option<crate::store::log::LogCheck>,
 }
 
 /// Empties the projection and fold-state tables (children first).
@@ -208,6 +212,7 @@ impl Store {
             ok: fts_ok && before == after,
             before,
             after,
+            logs: None,
         })
     }
 
