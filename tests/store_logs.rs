@@ -615,3 +615,190 @@ async fn a_running_server_sees_lines_a_merge_brought_in() {
     assert!(got.contains("from clone b"), "{got}");
     server.close().await;
 }
+
+/// The original tool's line for one event (universal-time `ts`, hyphenated
+/// data keys; its own content key, which import recomputes).
+fn kli_line(id: &str, task: &str, ty: &str, ts: i64, session: Value, data: Value) -> String {
+    json!({"data": data, "event_id": id, "event_key": "0123abcd", "prev_session_id": null,
+           "session_id": session, "task_id": task, "ts": ts, "type": ty})
+    .to_string()
+}
+
+#[test]
+fn import_of_the_original_store_maps_and_is_idempotent() {
+    const U: i64 = 3_900_000_000; // universal time
+    const UNIX: i64 = U - 2_208_988_800;
+    let t = tempfile::tempdir().unwrap();
+    let kli = t.path().join("old/.kli/tasks");
+    std::fs::create_dir_all(kli.join("plan")).unwrap();
+    std::fs::create_dir_all(kli.join("child")).unwrap();
+    let s1 = json!("S1");
+    let plan = [
+        kli_line(
+            "01H00000000000000000000001",
+            "plan",
+            "task.create",
+            U + 100,
+            s1.clone(),
+            json!({"description": "Plan the thing", "project-id": "p1"}),
+        ),
+        kli_line(
+            "01H00000000000000000000003",
+            "plan",
+            "observation",
+            U + 150,
+            s1.clone(),
+            json!({"text": "first finding"}),
+        ),
+        kli_line(
+            "01H00000000000000000000004",
+            "plan",
+            "task.update-status",
+            U + 200,
+            s1.clone(),
+            json!({"status": "completed"}),
+        ),
+        kli_line(
+            "01H00000000000000000000005",
+            "plan",
+            "artifact.create",
+            U + 210,
+            s1.clone(),
+            json!({"path": "a.txt", "kind": "file"}),
+        ),
+        "{\"data\":{\"text\":\"torn".to_string(),
+    ];
+    std::fs::write(kli.join("plan/events.ndjson"), plan.join("\n") + "\n").unwrap();
+    let child = [
+        kli_line(
+            "01H00000000000000000000002",
+            "child",
+            "task.create",
+            U + 110,
+            Value::Null,
+            json!({"description": "Child work"}),
+        ),
+        kli_line(
+            "01H00000000000000000000006",
+            "child",
+            "task.link",
+            U + 300,
+            Value::Null,
+            json!({"target-id": "plan", "edge-type": "phase-of"}),
+        ),
+        kli_line(
+            "01H00000000000000000000007",
+            "child",
+            "task.link",
+            U + 310,
+            Value::Null,
+            json!({"target-id": "kli:plan", "edge-type": "blocks"}),
+        ),
+    ];
+    std::fs::write(kli.join("child/events.ndjson"), child.join("\n") + "\n").unwrap();
+    let db = t.path().join("new/.cairn/cairn.db");
+    let run = || {
+        let out = Command::new(CAIRN)
+            .arg("--db")
+            .arg(&db)
+            .arg("import")
+            .arg(t.path().join("old/.kli"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (out, err) = run();
+    assert_eq!(out, "Imported 7 events for 2 tasks; 1 lines skipped.\n");
+    assert_eq!(
+        err,
+        format!(
+            "cairn import: skipped {}:5: not JSON\n",
+            kli.join("plan/events.ndjson").display()
+        )
+    );
+    let st = Store::open(&db).unwrap();
+    let row: (String, String, i64, String, Option<String>) = st
+        .conn()
+        .query_row(
+            "SELECT status, description, created_ts, project_id, (SELECT p.slug FROM tasks p WHERE p.id = t.parent_task_id)
+             FROM tasks t WHERE slug = 'plan'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        row,
+        (
+            "completed".into(),
+            "Plan the thing".into(),
+            UNIX + 100,
+            "p1".into(),
+            None
+        )
+    );
+    let parent: String = st
+        .conn()
+        .query_row(
+            "SELECT p.slug FROM tasks c JOIN tasks p ON p.id = c.parent_task_id WHERE c.slug = 'child'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(parent, "plan");
+    let edges: Vec<(String, String, String)> = st
+        .conn()
+        .prepare("SELECT s.slug, d.slug, e.type FROM edges e JOIN tasks s ON s.id = e.src_id JOIN tasks d ON d.id = e.dst_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        edges,
+        vec![("child".into(), "plan".into(), "depends-on".into())]
+    );
+    let tag: String = st
+        .conn()
+        .query_row(
+            "SELECT data FROM events WHERE event_id = '01H00000000000000000000007'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        tag,
+        r#"{"edge_type":"depends-on","tag":"blocks","target_id":"plan"}"#
+    );
+    let obs: (String, i64) = st
+        .conn()
+        .query_row("SELECT text, ts FROM observations", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(obs, ("first finding".into(), UNIX + 150));
+    let kept: i64 = st
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM events WHERE type = 'artifact.create'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, 1);
+    let digest = st.digest().unwrap();
+    let check = st.check_logs().unwrap().unwrap();
+    assert_eq!(
+        (check.lines, check.missing_from_logs, check.missing_from_db),
+        (7, 0, 0)
+    );
+    drop(st);
+    let (out, _) = run();
+    assert_eq!(out, "Imported 0 events for 0 tasks; 1 lines skipped.\n");
+    let st = Store::open(&db).unwrap();
+    assert_eq!(st.digest().unwrap(), digest);
+    assert_eq!(st.event_count().unwrap(), 7);
+}

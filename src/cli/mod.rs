@@ -100,6 +100,13 @@ after another and each result is printed (exit 1 if any form failed).",
     /// Check that the projection is a faithful fold of the log (exit 0/1).
     #[command(display_order = 42)]
     Verify,
+    /// Import the original tool's store (its .kli/ directory, or a project
+    /// holding one) into this store, once: a second import changes nothing.
+    #[command(display_order = 43)]
+    Import {
+        /// The .kli/ directory (or the project directory containing it).
+        path: std::path::PathBuf,
+    },
     /// Serve MCP over stdio (the fourteen tools, seven prompts, seven
     /// resources) until the client closes stdin.
     Serve {
@@ -148,6 +155,7 @@ pub fn run() -> ExitCode {
         Command::Where => store_cmds::where_cmd(cli.db.as_deref()),
         Command::Rebuild { from_logs } => store_cmds::rebuild_cmd(cli.db.as_deref(), *from_logs),
         Command::Verify => store_cmds::verify_cmd(cli.db.as_deref()),
+        Command::Import { path } => store_cmds::import_cmd(cli.db.as_deref(), path),
         Command::Serve { grant } => mcp_cmds::serve_cmd(cli.db.as_deref(), grant),
         Command::Call {
             tool,

@@ -107,6 +107,18 @@ pub(super) fn verify_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// Imports the original tool's store at `path` and prints
+/// `Imported N events for M tasks; K lines skipped.` (each skipped line is
+/// named on stderr).
+pub(super) fn import_cmd(flag: Option<&Path>, path: &Path) -> anyhow::Result<ExitCode> {
+    let store = open(flag)?;
+    let summary = store
+        .import_kli(path)
+        .with_context(|| format!("cannot import {}", path.display()))?;
+    emit(&summary.line())?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Appends `count` observations on `task`, one transaction each, printing
 /// each committed seq on its own line (flushed) — the concurrency and crash
 /// tests read them.
