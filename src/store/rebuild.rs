@@ -104,6 +104,20 @@ const DIGEST_QUERIES: [(&str, &str); 10] = [
 /// `(ts, event_id)`, then rebuilds the FTS index. Runs on `conn` inside the
 /// caller's transaction or savepoint.
 pub(crate) fn rebuild_in(conn: &Connection) -> Result<(), StoreError> {
+    // Speed (spec/store.md "Write and rebuild speed"): clear the FTS index
+    // with 'delete-all', fold with the observation triggers dropped, then
+    // restore them (their own stored SQL) and build the index once.
+    let triggers: Vec<(String, String)> = conn
+        .prepare(
+            "SELECT name, sql FROM sqlite_master
+             WHERE type = 'trigger' AND tbl_name = 'observations' ORDER BY name",
+        )?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    conn.execute("INSERT INTO obs_fts(obs_fts) VALUES ('delete-all')", [])?;
+    for (name, _) in &triggers {
+        conn.execute_batch(&format!("DROP TRIGGER \"{}\"", name.replace('"', "\"\"")))?;
+    }
     conn.execute_batch(CLEAR_PROJECTION)?;
     let mut stmt =
         conn.prepare("SELECT event_id, task_id, type, ts, data FROM events ORDER BY ts, event_id")?;
@@ -126,6 +140,11 @@ pub(crate) fn rebuild_in(conn: &Connection) -> Result<(), StoreError> {
                 data: &data,
             },
         )?;
+    }
+    drop(rows);
+    drop(stmt);
+    for (_, sql) in &triggers {
+        conn.execute_batch(sql)?;
     }
     conn.execute("INSERT INTO obs_fts(obs_fts) VALUES ('rebuild')", [])?;
     Ok(())
