@@ -802,3 +802,71 @@ fn import_of_the_original_store_maps_and_is_idempotent() {
     assert_eq!(st.digest().unwrap(), digest);
     assert_eq!(st.event_count().unwrap(), 7);
 }
+
+#[test]
+fn the_per_call_check_ingests_only_when_the_git_index_moved() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(t.path().join(".git")).unwrap();
+    std::fs::write(t.path().join(".git/index"), "one").unwrap();
+    let db = t.path().join(".cairn/cairn.db");
+    let st = Store::open(&db).unwrap();
+    st.write(&[cairn::store::NewEvent::task_create(
+        "s",
+        10,
+        "2026-01-01-seen",
+        None,
+        None,
+    )])
+    .unwrap();
+    // Another clone's line arrives in the working tree.
+    let other = t.path().join("other/.cairn/cairn.db");
+    let o = Store::open(&other).unwrap();
+    o.write(&[cairn::store::NewEvent::task_create(
+        "o",
+        20,
+        "2026-01-01-merged",
+        None,
+        None,
+    )])
+    .unwrap();
+    let line = std::fs::read_to_string(
+        t.path()
+            .join("other/.cairn/tasks/2026-01-01-merged/events.ndjson"),
+    )
+    .unwrap();
+    let dest = t
+        .path()
+        .join(".cairn/tasks/2026-01-01-merged/events.ndjson");
+    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    std::fs::write(&dest, line).unwrap();
+    st.sync().unwrap();
+    assert!(
+        !st.task_exists("2026-01-01-merged").unwrap(),
+        "nothing moved: no scan"
+    );
+    std::fs::write(t.path().join(".git/index"), "two!").unwrap(); // git rewrote its index
+    st.sync().unwrap();
+    assert!(st.task_exists("2026-01-01-merged").unwrap());
+    assert_eq!(st.event_count().unwrap(), 2);
+    // A second store on the same file sees the first one's write on its next call.
+    let st2 = Store::open(&db).unwrap();
+    st.write(&[cairn::store::NewEvent::observation(
+        "s",
+        30,
+        "2026-01-01-seen",
+        "later",
+    )])
+    .unwrap();
+    st2.sync().unwrap();
+    assert_eq!(st2.event_count().unwrap(), 3);
+    let check = st2.check_logs().unwrap().unwrap();
+    assert_eq!(
+        (
+            check.files,
+            check.lines,
+            check.missing_from_logs,
+            check.missing_from_db
+        ),
+        (2, 3, 0, 0)
+    );
+}
