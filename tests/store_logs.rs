@@ -870,3 +870,47 @@ fn the_per_call_check_ingests_only_when_the_git_index_moved() {
         (2, 3, 0, 0)
     );
 }
+
+#[test]
+fn own_appends_are_remembered_so_reopening_reads_no_log() {
+    use std::os::unix::fs::MetadataExt;
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join(".cairn/cairn.db");
+    let st = Store::open(&db).unwrap();
+    for i in 0..3 {
+        st.write(&[cairn::store::NewEvent::task_create(
+            "s",
+            10,
+            &format!("2026-01-01-t{i}"),
+            None,
+            None,
+        )])
+        .unwrap();
+    }
+    drop(st);
+    let st = Store::open(&db).unwrap();
+    let marks: Vec<(String, String)> = st
+        .conn()
+        .prepare("SELECT key, value FROM schema_meta WHERE key LIKE 'log.wm.%' ORDER BY key")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let expected: Vec<(String, String)> = (0..3)
+        .map(|i| {
+            let m = std::fs::metadata(
+                t.path()
+                    .join(format!(".cairn/tasks/2026-01-01-t{i}/events.ndjson")),
+            )
+            .unwrap();
+            let ns = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
+            (
+                format!("log.wm.2026-01-01-t{i}"),
+                format!("{ns} {}", m.len()),
+            )
+        })
+        .collect();
+    assert_eq!(marks, expected);
+    assert_eq!(st.reconcile(false).unwrap().files_read, 0);
+}

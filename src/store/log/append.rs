@@ -45,7 +45,7 @@ impl AppendGuard {
 /// kept within a file): for each file, `flock` exclusive, read its last byte,
 /// and write `[\n]LINES` in one `write` with `O_APPEND`. Creates the task's
 /// folder and file when missing. Errors: [`StoreError::Io`].
-pub fn append_lines(logs: &Logs, lines: &[LogLine]) -> Result<(), StoreError> {
+pub fn append_lines(logs: &Logs, lines: &[LogLine]) -> Result<Vec<Appended>, StoreError> {
     let mut per_file: BTreeMap<&str, String> = BTreeMap::new();
     for l in lines {
         per_file
@@ -53,15 +53,36 @@ pub fn append_lines(logs: &Logs, lines: &[LogLine]) -> Result<(), StoreError> {
             .or_default()
             .push_str(&l.encode());
     }
+    let mut out = Vec::with_capacity(per_file.len());
     for (slug, text) in per_file {
-        append_text(&logs.log_path(slug), &text)?;
+        let (before, after) = append_text(&logs.log_path(slug), &text)?;
+        out.push(Appended {
+            folder: super::dir_name(slug),
+            before,
+            after,
+        });
     }
-    Ok(())
+    Ok(out)
+}
+
+/// One file [`append_lines`] wrote: its `(mtime ns, size)` just before and
+/// just after the write, both read under the file's lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    /// The task's folder name.
+    pub folder: String,
+    /// The stamp before the write.
+    pub before: (i128, u64),
+    /// The stamp after the write.
+    pub after: (i128, u64),
 }
 
 /// Appends `text` (whole lines) to the log at `path` as [`append_lines`]
 /// does for one file. Errors: [`StoreError::Io`].
-pub(crate) fn append_text(path: &Path, text: &str) -> Result<(), StoreError> {
+pub(crate) fn append_text(
+    path: &Path,
+    text: &str,
+) -> Result<((i128, u64), (i128, u64)), StoreError> {
     let io = |e| StoreError::io(path, e);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
@@ -73,9 +94,11 @@ pub(crate) fn append_text(path: &Path, text: &str) -> Result<(), StoreError> {
         .open(path)
         .map_err(io)?;
     file.lock().map_err(io)?;
+    let before = super::reconcile::stamp(&file.metadata().map_err(io)?);
     let buf = with_repaired_newline(&mut file, text).map_err(io)?;
     file.write_all(buf.as_bytes()).map_err(io)?;
-    Ok(())
+    let after = super::reconcile::stamp(&file.metadata().map_err(io)?);
+    Ok((before, after))
 }
 
 /// `text`, preceded by `\n` when the (locked) file is non-empty and does
@@ -173,8 +196,11 @@ impl Store {
         // The write is committed (acknowledged) whatever happens here: a
         // failed append is a gap the next reconcile closes, so it is
         // reported on stderr, not returned.
-        if let Err(e) = append_lines(logs, lines) {
-            eprintln!("cairn: could not append to the task logs (reconcile will retry): {e}");
+        match append_lines(logs, lines) {
+            Ok(files) => self.note_own_appends(&files),
+            Err(e) => {
+                eprintln!("cairn: could not append to the task logs (reconcile will retry): {e}")
+            }
         }
         drop(guard);
         match bump_epoch(&logs.epoch_path()) {

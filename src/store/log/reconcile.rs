@@ -69,6 +69,9 @@ pub(crate) struct SyncState {
     pub index: Option<Option<IndexStamp>>,
     /// Watermarks by folder name (loaded on first scan).
     pub watermarks: Option<HashMap<String, (i128, u64)>>,
+    /// Watermarks moved by this process's own appends, not yet stored in
+    /// `schema_meta` (stored by the next reconcile or when the store drops).
+    pub pending: HashMap<String, (i128, u64)>,
 }
 
 /// A malformed line: its file, 1-based line number and what is wrong.
@@ -90,7 +93,7 @@ impl std::fmt::Display for Malformed {
 }
 
 /// `(mtime ns, size)` of a file's metadata.
-fn stamp(meta: &std::fs::Metadata) -> (i128, u64) {
+pub(crate) fn stamp(meta: &std::fs::Metadata) -> (i128, u64) {
     (
         i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
         meta.len(),
@@ -250,6 +253,44 @@ pub(crate) fn insert_line(
 }
 
 impl Store {
+    /// Records this process's own appends as seen: a file whose stamp
+    /// before the append equals its known watermark (or was empty) held
+    /// nothing unread, so its stamp after the append becomes the watermark
+    /// (kept pending until [`Store::flush_watermarks`]). Any other file is
+    /// left for the next scan to read.
+    pub(crate) fn note_own_appends(&self, files: &[super::append::Appended]) {
+        let mut st = self.sync_state.borrow_mut();
+        let st = &mut *st;
+        let Some(marks) = st.watermarks.as_mut() else {
+            return;
+        };
+        for f in files {
+            if f.before.1 == 0 || marks.get(&f.folder) == Some(&f.before) {
+                marks.insert(f.folder.clone(), f.after);
+                st.pending.insert(f.folder.clone(), f.after);
+            }
+        }
+    }
+
+    /// Stores the pending watermarks in `schema_meta` in one transaction
+    /// (nothing when none are pending). Errors: [`StoreError::Sqlite`].
+    pub(crate) fn flush_watermarks(&self) -> Result<(), StoreError> {
+        let pending = std::mem::take(&mut self.sync_state.borrow_mut().pending);
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        for (folder, (m, s)) in &pending {
+            set_meta(
+                &tx,
+                &format!("{WATERMARK_PREFIX}{folder}"),
+                &format!("{m} {s}"),
+            )?;
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
     /// The ingest scan: reads every log whose watermark moved (all of them
     /// when `all`), inserts and folds the lines the database lacks in one
     /// `BEGIN IMMEDIATE` transaction, records the new watermarks, and names
@@ -352,10 +393,12 @@ impl Store {
         })();
         match result {
             Ok(()) => {
+                let mut state = self.sync_state.borrow_mut();
                 for (folder, st) in changed {
+                    state.pending.remove(&folder);
                     marks.insert(folder, st);
                 }
-                self.sync_state.borrow_mut().watermarks = Some(marks);
+                state.watermarks = Some(marks);
                 Ok(report)
             }
             Err(e) => Err(e),
@@ -436,6 +479,7 @@ impl Store {
         let index = index_stamp(&logs);
         let mut report = self.ingest_logs(&logs, all)?;
         report.exported = self.export_logs(&logs)?;
+        self.flush_watermarks()?;
         let mut st = self.sync_state.borrow_mut();
         st.epoch = Some(epoch);
         st.index = Some(index);
@@ -465,10 +509,20 @@ impl Store {
             self.ingest_logs(&logs, false)?;
         }
         self.export_logs(&logs)?;
+        self.flush_watermarks()?;
         let mut st = self.sync_state.borrow_mut();
         st.epoch = Some(epoch);
         st.index = Some(index);
         Ok(())
+    }
+}
+
+impl Drop for Store {
+    /// Stores the watermarks of this process's own appends, so the next
+    /// open does not re-read the files it wrote (best effort: a failure
+    /// only costs that re-read).
+    fn drop(&mut self) {
+        let _ = self.flush_watermarks();
     }
 }
 
