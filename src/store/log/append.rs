@@ -65,6 +65,9 @@ pub fn append_lines(logs: &Logs, lines: &[LogLine]) -> Result<Vec<Appended>, Sto
     Ok(out)
 }
 
+/// A file's `(mtime ns, size)`.
+pub type Stamp = (i128, u64);
+
 /// One file [`append_lines`] wrote: its `(mtime ns, size)` just before and
 /// just after the write, both read under the file's lock.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,10 +82,7 @@ pub struct Appended {
 
 /// Appends `text` (whole lines) to the log at `path` as [`append_lines`]
 /// does for one file. Errors: [`StoreError::Io`].
-pub(crate) fn append_text(
-    path: &Path,
-    text: &str,
-) -> Result<((i128, u64), (i128, u64)), StoreError> {
+pub(crate) fn append_text(path: &Path, text: &str) -> Result<(Stamp, Stamp), StoreError> {
     let io = |e| StoreError::io(path, e);
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
