@@ -912,5 +912,14 @@ fn own_appends_are_remembered_so_reopening_reads_no_log() {
         })
         .collect();
     assert_eq!(marks, expected);
+    let mark: String = st
+        .conn()
+        .query_row(
+            "SELECT value FROM schema_meta WHERE key = 'log.exported_seq'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(mark, "3");
     assert_eq!(st.reconcile(false).unwrap().files_read, 0);
 }

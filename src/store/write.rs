@@ -100,8 +100,8 @@ struct Resolved {
 /// `Ok`, rolled back (nothing recorded) when it returns `Err`.
 pub struct WriteTx<'a> {
     tx: Transaction<'a>,
-    /// The log lines of the events appended so far (spec/store.md "Writes").
-    lines: Vec<LogLine>,
+    /// The seq and log line of each event appended so far (spec/store.md "Writes").
+    lines: Vec<(i64, LogLine)>,
 }
 
 impl WriteTx<'_> {
@@ -276,7 +276,7 @@ impl WriteTx<'_> {
                 data: &ev.data,
             },
         )?;
-        self.lines.push(line);
+        self.lines.push((seq, line));
         Ok(Some(seq))
     }
 }

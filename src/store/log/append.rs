@@ -180,7 +180,7 @@ impl Store {
     /// closed by the next reconcile. Returns `Ok(())`.
     pub(crate) fn after_commit(
         &self,
-        lines: &[LogLine],
+        lines: &[(i64, LogLine)],
         guard: Option<AppendGuard>,
     ) -> Result<(), StoreError> {
         let Some(logs) = self.logs.as_ref() else {
@@ -196,8 +196,14 @@ impl Store {
         // The write is committed (acknowledged) whatever happens here: a
         // failed append is a gap the next reconcile closes, so it is
         // reported on stderr, not returned.
-        match append_lines(logs, lines) {
-            Ok(files) => self.note_own_appends(&files),
+        let only: Vec<LogLine> = lines.iter().map(|(_, l)| l.clone()).collect();
+        match append_lines(logs, &only) {
+            Ok(files) => {
+                self.note_own_appends(&files);
+                let first = lines.iter().map(|(s, _)| *s).min().unwrap_or(0);
+                let last = lines.iter().map(|(s, _)| *s).max().unwrap_or(0);
+                self.sync_state.borrow_mut().exported.push((first, last));
+            }
             Err(e) => {
                 eprintln!("cairn: could not append to the task logs (reconcile will retry): {e}")
             }

@@ -72,6 +72,9 @@ pub(crate) struct SyncState {
     /// Watermarks moved by this process's own appends, not yet stored in
     /// `schema_meta` (stored by the next reconcile or when the store drops).
     pub pending: HashMap<String, (i128, u64)>,
+    /// Seq ranges `(first, last)` this process appended to the logs itself;
+    /// the export mark moves across them when they are contiguous with it.
+    pub exported: Vec<(i64, i64)>,
 }
 
 /// A malformed line: its file, 1-based line number and what is wrong.
@@ -274,9 +277,18 @@ impl Store {
 
     /// Stores the pending watermarks in `schema_meta` in one transaction
     /// (nothing when none are pending). Errors: [`StoreError::Sqlite`].
+    /// Also moves the export mark across the seq ranges this process
+    /// appended itself while they are contiguous with it (a range of another
+    /// process in between stops it: the export pass checks from there).
     pub(crate) fn flush_watermarks(&self) -> Result<(), StoreError> {
-        let pending = std::mem::take(&mut self.sync_state.borrow_mut().pending);
-        if pending.is_empty() {
+        let (pending, mut ranges) = {
+            let mut st = self.sync_state.borrow_mut();
+            (
+                std::mem::take(&mut st.pending),
+                std::mem::take(&mut st.exported),
+            )
+        };
+        if pending.is_empty() && ranges.is_empty() {
             return Ok(());
         }
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
@@ -286,6 +298,18 @@ impl Store {
                 &format!("{WATERMARK_PREFIX}{folder}"),
                 &format!("{m} {s}"),
             )?;
+        }
+        ranges.sort_unstable();
+        let mark = export_mark(&tx)?;
+        let mut top = mark;
+        for (first, last) in ranges {
+            if first > top + 1 {
+                break;
+            }
+            top = top.max(last);
+        }
+        if top > mark {
+            set_meta(&tx, EXPORT_MARK, &top.to_string())?;
         }
         tx.commit()?;
         Ok(())
