@@ -496,7 +496,11 @@ fn open_writes_gitignore_wal_and_version() {
     let st = Store::open(&db).unwrap();
     assert_eq!(
         std::fs::read_to_string(dir.path().join("proj/.cairn/.gitignore")).unwrap(),
-        "cairn.db*\n"
+        "cairn.db*\nepoch\nappend.lock\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("proj/.cairn/.gitattributes")).unwrap(),
+        "tasks/**/events.ndjson merge=union\n"
     );
     assert_eq!(st.schema_version().unwrap(), 1);
     let mode: String = st

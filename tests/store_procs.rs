@@ -191,7 +191,8 @@ fn verify_exits_0_on_a_faithful_store_and_1_on_a_tampered_one() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "verify: ok — projection is a faithful fold of 2 events\n"
+        "verify: ok — projection is a faithful fold of 2 events\n\
+         logs: ok — every event is in its task's log and every log line is in the database (1 logs, 2 lines, 0 malformed)\n"
     );
     let (before, after) = {
         let st = Store::open(&db).unwrap();
@@ -206,7 +207,8 @@ fn verify_exits_0_on_a_faithful_store_and_1_on_a_tampered_one() {
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         format!(
-            "verify: FAILED — projection differs from a fresh fold of 2 events (live {}, rebuilt {}); run `cairn rebuild`\n",
+            "verify: FAILED — projection differs from a fresh fold of 2 events (live {}, rebuilt {}); run `cairn rebuild`\n\
+             logs: ok — every event is in its task's log and every log line is in the database (1 logs, 2 lines, 0 malformed)\n",
             &before[..12],
             &after[..12]
         )

@@ -92,10 +92,22 @@ after another and each result is printed (exit 1 if any form failed).",
     Where,
     /// Re-fold the projection from the event log.
     #[command(display_order = 41)]
-    Rebuild,
+    Rebuild {
+        /// First replace the database's events with the union of the
+        /// per-task logs (.cairn/tasks/*/events.ndjson).
+        #[arg(long)]
+        from_logs: bool,
+    },
     /// Check that the projection is a faithful fold of the log (exit 0/1).
     #[command(display_order = 42)]
     Verify,
+    /// Import the original tool's store (its .kli/ directory, or a project
+    /// holding one) into this store, once: a second import changes nothing.
+    #[command(display_order = 43)]
+    Import {
+        /// The .kli/ directory (or the project directory containing it).
+        path: std::path::PathBuf,
+    },
     /// Serve MCP over stdio (the fourteen tools, seven prompts, seven
     /// resources) until the client closes stdin; with --http, over
     /// Streamable HTTP at /mcp until SIGINT/SIGTERM.
@@ -153,8 +165,9 @@ pub fn run() -> ExitCode {
         Command::Query(args) => query::query_cmd(cli.db.as_deref(), args),
         Command::Repl(args) => repl::repl_cmd(cli.db.as_deref(), args),
         Command::Where => store_cmds::where_cmd(cli.db.as_deref()),
-        Command::Rebuild => store_cmds::rebuild_cmd(cli.db.as_deref()),
+        Command::Rebuild { from_logs } => store_cmds::rebuild_cmd(cli.db.as_deref(), *from_logs),
         Command::Verify => store_cmds::verify_cmd(cli.db.as_deref()),
+        Command::Import { path } => store_cmds::import_cmd(cli.db.as_deref(), path),
         Command::Serve { grant, http } => mcp_cmds::serve_cmd(cli.db.as_deref(), grant, http),
         Command::Token { action } => mcp_cmds::token_cmd(cli.db.as_deref(), action),
         Command::Call {

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use super::out::emit;
+use crate::store::log::LogCheck;
 use crate::store::{NewEvent, Store, location, now};
 
 /// Opens the store `flag` (else `CAIRN_DB`, else the project lookup) names.
@@ -24,15 +25,54 @@ pub(super) fn where_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
 }
 
 /// Rebuilds and prints `rebuild: re-folded N events; projection digest HEX`.
-pub(super) fn rebuild_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// With `from_logs`, the events are first replaced by the union of the
+/// per-task logs (docs/store.md "Recovering"), and the line starts
+/// `rebuild: read F task logs (K malformed lines skipped); `.
+pub(super) fn rebuild_cmd(flag: Option<&Path>, from_logs: bool) -> anyhow::Result<ExitCode> {
     let store = open(flag)?;
-    store.rebuild()?;
+    let mut prefix = String::new();
+    if from_logs {
+        let report = store
+            .rebuild_from_logs()?
+            .context("this store keeps no per-task logs (its file is not named cairn.db)")?;
+        prefix = format!(
+            "read {} task logs ({} malformed lines skipped); ",
+            report.files_read, report.malformed
+        );
+    } else {
+        store.rebuild()?;
+    }
     let n = store.event_count()?;
     emit(&format!(
-        "rebuild: re-folded {n} events; projection digest {}",
+        "rebuild: {prefix}re-folded {n} events; projection digest {}",
         store.digest()?
     ))?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The lines `cairn verify` prints about the logs: one summary line, then
+/// one `malformed: FILE:LINE: REASON` line per malformed line.
+pub fn logs_lines(check: &LogCheck) -> String {
+    let counts = format!(
+        "{} logs, {} lines, {} malformed",
+        check.files,
+        check.lines,
+        check.malformed.len()
+    );
+    let mut out = if check.ok() {
+        format!(
+            "logs: ok — every event is in its task's log and every log line is in the database ({counts})"
+        )
+    } else {
+        format!(
+            "logs: FAILED — {} database events missing from their task logs, {} log lines missing from the database ({counts})",
+            check.missing_from_logs, check.missing_from_db
+        )
+    };
+    for m in &check.malformed {
+        out.push_str(&format!("\nmalformed: {m}"));
+    }
+    out
 }
 
 /// The line `cairn verify` prints for `ok` over `events` events.
@@ -48,17 +88,35 @@ pub fn verify_line(ok: bool, events: i64, before: &str, after: &str) -> String {
     }
 }
 
-/// Verifies; exit 0 when faithful, 1 when not.
+/// Verifies the projection and, for a store with logs, both directions
+/// between the database and its logs; exit 0 when all hold, 1 when not.
 pub(super) fn verify_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
     let store = open(flag)?;
-    let v = store.verify()?;
+    let mut v = store.verify()?;
+    v.logs = store.check_logs()?;
     let n = store.event_count()?;
     emit(&verify_line(v.ok, n, &v.before, &v.after))?;
-    Ok(if v.ok {
+    if let Some(check) = &v.logs {
+        emit(&logs_lines(check))?;
+    }
+    let ok = v.ok && v.logs.as_ref().is_none_or(LogCheck::ok);
+    Ok(if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Imports the original tool's store at `path` and prints
+/// `Imported N events for M tasks; K lines skipped.` (each skipped line is
+/// named on stderr).
+pub(super) fn import_cmd(flag: Option<&Path>, path: &Path) -> anyhow::Result<ExitCode> {
+    let store = open(flag)?;
+    let summary = store
+        .import_kli(path)
+        .with_context(|| format!("cannot import {}", path.display()))?;
+    emit(&summary.line())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Appends `count` observations on `task`, one transaction each, printing

@@ -8,7 +8,11 @@
 //! 2. the nearest `.cairn/` directory at or above the working directory,
 //!    walking up no further than the first repository root (a directory
 //!    holding a `.git` directory or file);
-//! 3. the repository root's `.cairn/` when inside a repository;
+//! 3. the repository root's `.cairn/` when inside a repository; a linked
+//!    git worktree (its `.git` is a file whose git directory has a
+//!    `commondir`) resolves to the MAIN worktree's `.cairn/` so parallel
+//!    worktrees share one plan (a bare repository's worktrees: the first
+//!    non-bare worktree, else rule 4);
 //! 4. `$XDG_DATA_HOME/cairn/` (an absolute XDG_DATA_HOME only), else
 //!    `$HOME/.local/share/cairn/`: the global scratch project.
 //!
@@ -36,6 +40,9 @@ pub enum Rule {
     CairnDir(PathBuf),
     /// The repository root (the directory holding `.git`).
     RepoRoot(PathBuf),
+    /// A linked worktree's repository: the store of the main worktree at
+    /// this path, shared by every worktree.
+    SharedWorktree(PathBuf),
     /// The global scratch project outside any repository.
     GlobalScratch,
 }
@@ -48,6 +55,11 @@ impl fmt::Display for Rule {
             Rule::Env => f.write_str("CAIRN_DB environment variable"),
             Rule::CairnDir(dir) => write!(f, ".cairn directory found ({})", dir.display()),
             Rule::RepoRoot(root) => write!(f, "repository root (.git found at {})", root.display()),
+            Rule::SharedWorktree(main) => write!(
+                f,
+                "repository root, shared by the worktree at {}",
+                main.display()
+            ),
             Rule::GlobalScratch => f.write_str("global scratch (outside any repository)"),
         }
     }
@@ -111,6 +123,21 @@ pub fn resolve(inputs: &Inputs<'_>) -> Result<Location, StoreError> {
         return Ok(explicit(inputs.cwd.join(p), Rule::Env));
     }
     for dir in inputs.cwd.ancestors() {
+        let dot_git = dir.join(".git");
+        if dot_git.is_file()
+            && let Some(owner) = linked_worktree_owner(&dot_git)
+        {
+            match owner {
+                Some(main) => {
+                    return Ok(Location {
+                        db: main.join(STORE_DIR).join(DB_FILE),
+                        project: main.clone(),
+                        rule: Rule::SharedWorktree(main),
+                    });
+                }
+                None => break,
+            }
+        }
         let cairn = dir.join(STORE_DIR);
         if cairn.is_dir() {
             return Ok(Location {
@@ -157,6 +184,52 @@ pub fn resolve_from_env(flag: Option<&Path>) -> Result<Location, StoreError> {
         xdg_data_home: xdg.as_deref(),
         home: home.as_deref(),
     })
+}
+
+/// The git directory a `.git` file names (`gitdir: PATH`, relative paths
+/// taken from the file's directory). `None` when `dot_git` is not such a file.
+pub fn read_gitdir_file(dot_git: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let rel = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+    if rel.is_empty() {
+        return None;
+    }
+    Some(dot_git.parent()?.join(rel))
+}
+
+/// For a `.git` file of a linked worktree (its git directory holds a
+/// `commondir` file): `Some(Some(main worktree))`, or `Some(None)` when the
+/// repository is bare and has no non-bare worktree on disk. `None` when the
+/// file is not a linked worktree's (a submodule, say): the directory is then
+/// its own repository root.
+pub fn linked_worktree_owner(dot_git: &Path) -> Option<Option<PathBuf>> {
+    let gitdir = read_gitdir_file(dot_git)?;
+    let common = std::fs::read_to_string(gitdir.join("commondir")).ok()?;
+    let common = gitdir.join(common.trim());
+    let common = common.canonicalize().unwrap_or(common);
+    if common.file_name().is_some_and(|n| n == ".git")
+        && let Some(main) = common.parent()
+        && common.is_dir()
+    {
+        return Some(Some(main.to_path_buf()));
+    }
+    // A bare repository: its first non-bare worktree (by name) still on disk.
+    let mut worktrees: Vec<PathBuf> = std::fs::read_dir(common.join("worktrees"))
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    worktrees.sort();
+    for wt in worktrees {
+        let Ok(text) = std::fs::read_to_string(wt.join("gitdir")) else {
+            continue;
+        };
+        let file = PathBuf::from(text.trim());
+        if file.is_file()
+            && let Some(root) = file.parent()
+        {
+            return Some(Some(root.to_path_buf()));
+        }
+    }
+    Some(None)
 }
 
 fn explicit(db: PathBuf, rule: Rule) -> Location {

@@ -3,12 +3,14 @@
 //! Rooms: `location` (which database), `schema` (DDL, migrations), `open`
 //! (the [`Store`] and its settings), `event` (events, canonical JSON, ULIDs,
 //! content keys), `fold` (the reducer), `write` (the one write boundary),
-//! `rebuild` (rebuild, verify, digest), `slug` (minting and validation).
+//! `rebuild` (rebuild, verify, digest), `slug` (minting and validation),
+//! `log` (the per-task NDJSON logs git carries, reconcile, import).
 
 pub mod error;
 pub mod event;
 mod fold;
 pub mod location;
+pub mod log;
 pub mod model;
 mod open;
 pub mod read;

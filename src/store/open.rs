@@ -2,6 +2,7 @@
 //! forward migration (spec/store.md "SQLite settings"), plus the small
 //! read-only lookups other layers call.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -9,6 +10,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use super::error::StoreError;
 use super::event::LoggedEvent;
+use super::log::Logs;
+use super::log::reconcile::SyncState;
 use super::schema::{MIGRATIONS, SCHEMA_VERSION};
 use super::slug;
 
@@ -24,6 +27,10 @@ pub const GITIGNORE: &str = "cairn.db*\n";
 pub struct Store {
     pub(crate) conn: Connection,
     path: PathBuf,
+    /// The per-task logs beside the database (`None`: not named `cairn.db`).
+    pub(crate) logs: Option<Logs>,
+    /// What the per-call reconcile check last saw.
+    pub(crate) sync_state: RefCell<SyncState>,
 }
 
 impl Store {
@@ -34,7 +41,14 @@ impl Store {
     /// opened without taking the write lock. Settings: WAL, foreign keys,
     /// `synchronous=NORMAL`, 30 s busy timeout.
     ///
-    /// Errors: [`StoreError::Io`] (directories), [`StoreError::NoFts5`],
+    /// A database named `cairn.db` keeps per-task logs beside it
+    /// (spec/store.md "The plan travels with the repository"): opening writes
+    /// the `.gitattributes` union rule and the `.gitignore` lines when
+    /// missing and reconciles — log lines the database lacks are ingested (a
+    /// missing `cairn.db` is rebuilt from the logs this way), database events
+    /// the logs lack are appended.
+    ///
+    /// Errors: [`StoreError::Io`] (directories, logs), [`StoreError::NoFts5`],
     /// [`StoreError::SchemaTooNew`], [`StoreError::Sqlite`].
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -61,10 +75,23 @@ impl Store {
             }
             migrate(&conn)
         })?;
-        Ok(Store {
+        let logs = Logs::for_db(path);
+        if let Some(logs) = &logs {
+            logs.ensure_git_files()?;
+        }
+        let store = Store {
             conn,
             path: path.to_path_buf(),
-        })
+            logs,
+            sync_state: RefCell::new(SyncState::default()),
+        };
+        store.reconcile(false)?;
+        Ok(store)
+    }
+
+    /// The per-task logs of this store, if it keeps them.
+    pub fn logs(&self) -> Option<&Logs> {
+        self.logs.as_ref()
     }
 
     /// The `cairn.db` path this store was opened at.

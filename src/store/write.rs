@@ -7,6 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use super::error::StoreError;
 use super::event::{LoggedEvent, NewEvent, canonical_json, event_key, new_event_id};
 use super::fold::{FoldInput, fold, parse_action};
+use super::log::LogLine;
 use super::open::Store;
 use serde_json::Value;
 
@@ -25,7 +26,7 @@ pub const MAX_TS: i64 = 253_402_300_799;
 /// `target_id`) or a metadata/view key, a `ts` outside `0..=MAX_TS`, and
 /// malformed data of a known type. Old timestamps are legal (imports).
 /// Errors: [`StoreError::InvalidEvent`] whose reason is one sentence.
-fn validate(ev: &NewEvent) -> Result<(), StoreError> {
+pub(crate) fn validate(ev: &NewEvent) -> Result<(), StoreError> {
     let invalid = |reason: String| StoreError::InvalidEvent {
         event_type: ev.event_type.clone(),
         reason,
@@ -99,6 +100,8 @@ struct Resolved {
 /// `Ok`, rolled back (nothing recorded) when it returns `Err`.
 pub struct WriteTx<'a> {
     tx: Transaction<'a>,
+    /// The seq and log line of each event appended so far (spec/store.md "Writes").
+    lines: Vec<(i64, LogLine)>,
 }
 
 impl WriteTx<'_> {
@@ -270,6 +273,16 @@ impl WriteTx<'_> {
             return Ok(None);
         }
         let seq = conn.last_insert_rowid();
+        let line = LogLine {
+            event_id: event_id.to_string(),
+            event_key: key.to_string(),
+            task_id: ev.task_id.clone(),
+            event_type: ev.event_type.clone(),
+            ts: ev.ts,
+            session_id: ev.session_id.clone(),
+            prev_session_id: prev,
+            data: data.to_string(),
+        };
         fold(
             conn,
             &FoldInput {
@@ -280,6 +293,7 @@ impl WriteTx<'_> {
                 data: &ev.data,
             },
         )?;
+        self.lines.push((seq, line));
         Ok(Some(seq))
     }
 }
@@ -289,16 +303,25 @@ impl Store {
     /// connection: committed when `f` returns `Ok`, rolled back when it
     /// returns `Err` (or the commit fails). Waits up to the busy timeout for
     /// other writers. Used by TQ write queries (several mutation steps, one
-    /// transaction). Errors: `f`'s error, or [`StoreError::Sqlite`] converted.
+    /// transaction). After the commit the appended events' lines go to their
+    /// per-task logs ([`Store::after_commit`], spec/store.md "Writes").
+    /// Errors: `f`'s error, or [`StoreError::Sqlite`] converted; a failed log
+    /// append after the commit is [`StoreError::Io`] (the write stands;
+    /// reconcile appends the lines later).
     pub fn write_with<T, E: From<StoreError>>(
         &self,
         f: impl FnOnce(&mut WriteTx<'_>) -> Result<T, E>,
     ) -> Result<T, E> {
+        let guard = self.append_guard()?;
         let tx = Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
             .map_err(StoreError::from)?;
-        let mut wtx = WriteTx { tx };
+        let mut wtx = WriteTx {
+            tx,
+            lines: Vec::new(),
+        };
         let value = f(&mut wtx)?;
         wtx.tx.commit().map_err(StoreError::from)?;
+        self.after_commit(&wtx.lines, guard)?;
         Ok(value)
     }
 

@@ -355,6 +355,11 @@ pub fn dispatch_spec(
     if !ctx.session.allows(tool.capability) {
         return Ok(ToolOutcome::err(refusal(tool)));
     }
+    // Reconcile with the per-task logs first: O(1) when nothing moved
+    // (spec/store.md "The plan travels with the repository").
+    if let Err(e) = ctx.store.sync() {
+        eprintln!("cairn: could not reconcile the store with its logs: {e}");
+    }
     match catch_unwind(AssertUnwindSafe(|| (tool.run)(ctx, args))) {
         Ok(Ok(outcome)) => Ok(outcome),
         Ok(Err(message)) => Err(DispatchError::InvalidArgs {

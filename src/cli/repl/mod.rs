@@ -99,6 +99,10 @@ impl<'a> Repl<'a> {
     /// query on the current surface.
     pub fn eval(&mut self, input: &str) -> Reply {
         let t = input.trim();
+        // Reconcile with the per-task logs first (O(1) when nothing moved).
+        if let Err(e) = self.store.sync() {
+            eprintln!("cairn: could not reconcile the store with its logs: {e}");
+        }
         if !balance(t).content {
             Reply::Nothing
         } else if t.starts_with(':') {

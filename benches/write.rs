@@ -1,0 +1,172 @@
+//! Write-path, rebuild and reconcile speed with per-task logs (spec/store.md
+//! "Write and rebuild speed"). Not criterion: one pass over a generated
+//! store, printing one line per measure.
+//!
+//! `CAIRN_BENCH_TASKS` (default 20000) tasks, each with a `task.create`, ten
+//! observations, two status changes and one metadata set (14 events).
+//! Run: `cargo bench --bench write` (`CAIRN_BENCH_TASKS=100000` for the
+//! spec's store size).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cairn::store::{NewEvent, Status, Store};
+
+/// Total size in bytes and allocated bytes of every file under `dir`.
+fn du(dir: &Path) -> (u64, u64) {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = (0, 0);
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let Ok(meta) = e.metadata() else { continue };
+            if meta.is_dir() {
+                let (a, b) = du(&e.path());
+                total.0 += a;
+                total.1 += b;
+            } else {
+                total.0 += meta.len();
+                total.1 += meta.blocks() * 512;
+            }
+        }
+    }
+    total
+}
+
+fn per_sec(n: usize, d: Duration) -> f64 {
+    n as f64 / d.as_secs_f64()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let tasks: usize = std::env::var("CAIRN_BENCH_TASKS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000);
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join(".cairn/cairn.db");
+    let store = Store::open(&db)?;
+    let base = 1_790_000_000;
+    let start = Instant::now();
+    let mut batch = Vec::new();
+    let mut events = 0usize;
+    for t in 0..tasks {
+        let slug = format!("2026-12-01-bench-task-{t}");
+        let ts = base + i64::try_from(t)?;
+        batch.push(NewEvent::task_create(
+            "bench",
+            ts,
+            &slug,
+            Some("a generated task"),
+            None,
+        ));
+        for o in 0..10 {
+            let text = format!("observation {o} about task {t}: tokenizer cache sqlite");
+            batch.push(NewEvent::observation("bench", ts + 1 + o, &slug, &text));
+        }
+        batch.push(NewEvent::update_status(
+            "bench",
+            ts + 20,
+            &slug,
+            Status::Blocked,
+        ));
+        batch.push(NewEvent::update_status(
+            "bench",
+            ts + 21,
+            &slug,
+            Status::Active,
+        ));
+        batch.push(NewEvent::set_metadata(
+            "bench",
+            ts + 22,
+            &slug,
+            "owner",
+            "ana",
+        ));
+        if batch.len() >= 1400 {
+            events += batch.len();
+            store.write(&batch)?;
+            batch.clear();
+        }
+    }
+    events += batch.len();
+    store.write(&batch)?;
+    let took = start.elapsed();
+    println!(
+        "build: {tasks} tasks, {events} events in {took:.1?} ({:.0} events/s, batches of 1400)",
+        per_sec(events, took)
+    );
+    let (bytes, alloc) = du(&dir.path().join(".cairn/tasks"));
+    println!(
+        "size: .cairn/tasks/ holds {:.1} MiB of lines ({:.1} MiB allocated on disk, {tasks} files)",
+        bytes as f64 / 1048576.0,
+        alloc as f64 / 1048576.0
+    );
+
+    // Per-call reconcile check on an unchanged store.
+    store.sync()?;
+    let n = 100_000;
+    let start = Instant::now();
+    for _ in 0..n {
+        store.sync()?;
+    }
+    let took = start.elapsed();
+    println!(
+        "sync: unchanged per-call check {:.4} ms ({n} calls)",
+        took.as_secs_f64() * 1000.0 / n as f64
+    );
+
+    // Live observe, one per transaction.
+    let n = 2000;
+    let mut lat = Vec::with_capacity(n);
+    let start = Instant::now();
+    for i in 0..n {
+        let slug = format!("2026-12-01-bench-task-{}", (i * 7919) % tasks);
+        let ev = NewEvent::observation(
+            "live",
+            base + 1_000_000 + i64::try_from(i)?,
+            &slug,
+            "a live observation",
+        );
+        let t0 = Instant::now();
+        store.write(&[ev])?;
+        lat.push(t0.elapsed());
+    }
+    let took = start.elapsed();
+    lat.sort();
+    println!(
+        "observe: p50 {:.2} ms, p99 {:.2} ms, {:.0} events/s ({n} single-event transactions)",
+        lat[n / 2].as_secs_f64() * 1000.0,
+        lat[n * 99 / 100].as_secs_f64() * 1000.0,
+        per_sec(n, took)
+    );
+    let total = usize::try_from(store.event_count()?)?;
+
+    let start = Instant::now();
+    store.rebuild()?;
+    let took = start.elapsed();
+    println!(
+        "rebuild: {total} events in {took:.1?} ({:.0} events/s)",
+        per_sec(total, took)
+    );
+    drop(store);
+
+    let start = Instant::now();
+    let store = Store::open(&db)?;
+    println!(
+        "open: full reconcile of the unchanged store in {:.1?}",
+        start.elapsed()
+    );
+    drop(store);
+
+    for f in ["cairn.db", "cairn.db-wal", "cairn.db-shm"] {
+        let _ = std::fs::remove_file(dir.path().join(".cairn").join(f));
+    }
+    let start = Instant::now();
+    let store = Store::open(&db)?;
+    let took = start.elapsed();
+    println!(
+        "recover: deleted cairn.db rebuilt from the logs, {} events in {took:.1?} ({:.0} events/s)",
+        store.event_count()?,
+        per_sec(total, took)
+    );
+    Ok(())
+}

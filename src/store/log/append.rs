@@ -1,0 +1,248 @@
+//! The after-commit append (spec/store.md "Writes"): each subject's lines go
+//! to its log under an exclusive `flock` of that file, `O_APPEND`, ONE
+//! `write` per file per batch, a missing final `\n` repaired first (in the
+//! same write); then the shared epoch counter is bumped.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::Path;
+
+use super::{LogLine, Logs};
+use crate::store::error::StoreError;
+use crate::store::open::Store;
+
+/// A held `flock` on the store's `append.lock` (released on drop). Writers
+/// hold it shared from before their transaction until their lines are
+/// appended; the exporter holds it exclusively.
+#[derive(Debug)]
+pub struct AppendGuard {
+    _file: File,
+}
+
+impl AppendGuard {
+    /// Takes the append lock shared (`exclusive == false`) or exclusive,
+    /// waiting as long as needed. Errors: [`StoreError::Io`].
+    pub fn take(logs: &Logs, exclusive: bool) -> Result<AppendGuard, StoreError> {
+        let path = logs.lock_path();
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| StoreError::io(&path, e))?;
+        let locked = if exclusive {
+            file.lock()
+        } else {
+            file.lock_shared()
+        };
+        locked.map_err(|e| StoreError::io(&path, e))?;
+        Ok(AppendGuard { _file: file })
+    }
+}
+
+/// Appends `lines` to their subjects' logs (grouped per file, batch order
+/// kept within a file): for each file, `flock` exclusive, read its last byte,
+/// and write `[\n]LINES` in one `write` with `O_APPEND`. Creates the task's
+/// folder and file when missing. Errors: [`StoreError::Io`].
+pub fn append_lines(logs: &Logs, lines: &[LogLine]) -> Result<Vec<Appended>, StoreError> {
+    let mut per_file: BTreeMap<&str, String> = BTreeMap::new();
+    for l in lines {
+        per_file
+            .entry(l.task_id.as_str())
+            .or_default()
+            .push_str(&l.encode());
+    }
+    let mut out = Vec::with_capacity(per_file.len());
+    for (slug, text) in per_file {
+        let (before, after) = append_text(&logs.log_path(slug), &text)?;
+        out.push(Appended {
+            folder: super::dir_name(slug),
+            before,
+            after,
+        });
+    }
+    Ok(out)
+}
+
+/// A file's `(mtime ns, size)`.
+pub type Stamp = (i128, u64);
+
+/// One file [`append_lines`] wrote: its `(mtime ns, size)` just before and
+/// just after the write, both read under the file's lock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appended {
+    /// The task's folder name.
+    pub folder: String,
+    /// The stamp before the write.
+    pub before: (i128, u64),
+    /// The stamp after the write.
+    pub after: (i128, u64),
+}
+
+/// Appends `text` (whole lines) to the log at `path` as [`append_lines`]
+/// does for one file. Errors: [`StoreError::Io`].
+pub(crate) fn append_text(path: &Path, text: &str) -> Result<(Stamp, Stamp), StoreError> {
+    let io = |e| StoreError::io(path, e);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
+    }
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .read(true)
+        .open(path)
+        .map_err(io)?;
+    file.lock().map_err(io)?;
+    let before = super::reconcile::stamp(&file.metadata().map_err(io)?);
+    let buf = with_repaired_newline(&mut file, text).map_err(io)?;
+    file.write_all(buf.as_bytes()).map_err(io)?;
+    let after = super::reconcile::stamp(&file.metadata().map_err(io)?);
+    Ok((before, after))
+}
+
+/// `text`, preceded by `\n` when the (locked) file is non-empty and does
+/// not end with one (a torn earlier write).
+pub(crate) fn with_repaired_newline(file: &mut File, text: &str) -> std::io::Result<String> {
+    let len = file.metadata()?.len();
+    if len == 0 {
+        return Ok(text.to_string());
+    }
+    file.seek(SeekFrom::Start(len - 1))?;
+    let mut last = [0u8; 1];
+    file.read_exact(&mut last)?;
+    Ok(if last[0] == b'\n' {
+        text.to_string()
+    } else {
+        format!("\n{text}")
+    })
+}
+
+/// The width of the epoch counter's decimal text (fixed, so a rewrite in
+/// place never needs a truncate).
+const EPOCH_WIDTH: usize = 20;
+
+/// Bumps the epoch counter at `path` under an exclusive `flock` (creating
+/// it at 0): returns `(old, new)`. Errors: [`StoreError::Io`].
+pub fn bump_epoch(path: &Path) -> Result<(u64, u64), StoreError> {
+    let io = |e| StoreError::io(path, e);
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(io)?;
+    file.lock().map_err(io)?;
+    let mut text = String::new();
+    file.read_to_string(&mut text).map_err(io)?;
+    let old: u64 = text.trim().parse().unwrap_or(0);
+    let new = old.wrapping_add(1);
+    file.seek(SeekFrom::Start(0)).map_err(io)?;
+    file.write_all(format!("{new:0EPOCH_WIDTH$}\n").as_bytes())
+        .map_err(io)?;
+    Ok((old, new))
+}
+
+/// The epoch counter at `path`: 0 when the file is missing or unreadable.
+pub fn read_epoch(path: &Path) -> u64 {
+    let mut buf = [0u8; EPOCH_WIDTH + 1];
+    let Ok(mut file) = File::open(path) else {
+        return 0;
+    };
+    let n = file.read(&mut buf).unwrap_or(0);
+    std::str::from_utf8(&buf[..n])
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// The test hook (environment variable): when set, a write pauses for a
+/// minute between its database commit and its log append, after printing
+/// `cairn-test: committed` on stderr, so a test can SIGKILL it there.
+pub const PAUSE_AFTER_COMMIT: &str = "CAIRN_TEST_PAUSE_AFTER_COMMIT";
+
+impl Store {
+    /// The append lock a writer holds shared across its transaction and
+    /// append (`None` for a store without logs). Errors: [`StoreError::Io`].
+    pub(crate) fn append_guard(&self) -> Result<Option<AppendGuard>, StoreError> {
+        self.logs
+            .as_ref()
+            .map(|l| AppendGuard::take(l, false))
+            .transpose()
+    }
+
+    /// After a commit: appends `lines` to their logs, releases `guard`, and
+    /// bumps the epoch (remembering it as seen when nobody else moved it, so
+    /// this process's next call does not reconcile its own write). Never
+    /// fails the committed write: an append or epoch error is one stderr
+    /// line (`cairn: could not append to the task logs ...`) and the gap is
+    /// closed by the next reconcile. Returns `Ok(())`.
+    pub(crate) fn after_commit(
+        &self,
+        lines: &[(i64, LogLine)],
+        guard: Option<AppendGuard>,
+    ) -> Result<(), StoreError> {
+        let Some(logs) = self.logs.as_ref() else {
+            return Ok(());
+        };
+        if lines.is_empty() {
+            return Ok(());
+        }
+        if std::env::var_os(PAUSE_AFTER_COMMIT).is_some() {
+            eprintln!("cairn-test: committed");
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
+        // The write is committed (acknowledged) whatever happens here: a
+        // failed append is a gap the next reconcile closes, so it is
+        // reported on stderr, not returned.
+        let only: Vec<LogLine> = lines.iter().map(|(_, l)| l.clone()).collect();
+        match append_lines(logs, &only) {
+            Ok(files) => {
+                self.note_own_appends(&files);
+                let first = lines.iter().map(|(s, _)| *s).min().unwrap_or(0);
+                let last = lines.iter().map(|(s, _)| *s).max().unwrap_or(0);
+                self.sync_state.borrow_mut().exported.push((first, last));
+            }
+            Err(e) => {
+                eprintln!("cairn: could not append to the task logs (reconcile will retry): {e}")
+            }
+        }
+        drop(guard);
+        match bump_epoch(&logs.epoch_path()) {
+            Ok((old, new)) => {
+                let mut st = self.sync_state.borrow_mut();
+                if st.epoch == Some(old) {
+                    st.epoch = Some(new);
+                }
+            }
+            Err(e) => eprintln!("cairn: could not bump the log epoch: {e}"),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epoch_counts_up_from_zero() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("epoch");
+        assert_eq!(read_epoch(&p), 0);
+        assert_eq!(bump_epoch(&p).unwrap(), (0, 1));
+        assert_eq!(bump_epoch(&p).unwrap(), (1, 2));
+        assert_eq!(read_epoch(&p), 2);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_closed_before_appending() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t").join("events.ndjson");
+        append_text(&p, "a\n").unwrap();
+        std::fs::write(&p, "a\n{\"torn").unwrap();
+        append_text(&p, "b\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "a\n{\"torn\nb\n");
+    }
+}

@@ -1,0 +1,925 @@
+//! Per-task logs in git (spec/store.md "The plan travels with the
+//! repository"): real `git` clones and union merges, a deleted database, the
+//! crash gap between commit and append, worktrees sharing one store through
+//! `cairn serve`, a server seeing merged lines, malformed lines, concurrent
+//! appenders.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use cairn::store::Store;
+use cairn::store::log::LogLine;
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+mod mcpfx;
+
+const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
+
+/// `cairn ARGS` run in `dir` (location resolution from the directory), with
+/// a private HOME. Returns (stdout, stderr, exit code).
+fn cairn_in(dir: &Path, args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(CAIRN)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CAIRN_DB")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// `cairn call TOOL JSON` in `dir`, asserting success; returns stdout.
+fn call(dir: &Path, tool: &str, args: Value) -> String {
+    let (out, err, code) = cairn_in(dir, &["call", tool, &args.to_string()]);
+    assert_eq!(code, 0, "{tool} {args}: {out}{err}");
+    out.trim_end().to_string()
+}
+
+/// Creates a task in `dir`; returns its slug.
+fn create(dir: &Path, name: &str) -> String {
+    let out = call(dir, "task_create", json!({ "name": name }));
+    out.strip_prefix("Created ")
+        .and_then(|s| s.strip_suffix('.'))
+        .unwrap_or_else(|| panic!("unexpected: {out}"))
+        .to_string()
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A repository at `dir` with one commit (a README).
+fn init_repo(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    git(dir, &["init", "-q", "-b", "main"]);
+    std::fs::write(dir.join("README"), "x\n").unwrap();
+    git(dir, &["add", "README"]);
+    git(dir, &["commit", "-q", "-m", "init"]);
+}
+
+fn commit_plan(dir: &Path, msg: &str) {
+    git(dir, &["add", ".cairn"]);
+    git(dir, &["commit", "-q", "-m", msg]);
+}
+
+/// Every line of every log under `tasks`, as text.
+fn all_lines(tasks: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(tasks).unwrap() {
+        let p = entry.unwrap().path().join("events.ndjson");
+        if let Ok(text) = std::fs::read_to_string(&p) {
+            out.extend(text.lines().map(str::to_string));
+        }
+    }
+    out
+}
+
+/// The digest of a fresh store folded from exactly `lines` (written into
+/// one log per subject under a new store directory).
+fn digest_of_lines(lines: &[String]) -> (String, i64) {
+    let t = tempfile::tempdir().unwrap();
+    let store_dir = t.path().join(".cairn");
+    for l in lines {
+        let parsed = LogLine::parse(l).unwrap();
+        let p = store_dir
+            .join("tasks")
+            .join(cairn::store::log::dir_name(&parsed.line.task_id))
+            .join("events.ndjson");
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(&p)
+            .unwrap();
+        std::io::Write::write_all(&mut f, format!("{l}\n").as_bytes()).unwrap();
+    }
+    let st = Store::open(&store_dir.join("cairn.db")).unwrap();
+    (st.digest().unwrap(), st.event_count().unwrap())
+}
+
+fn store_digest(repo: &Path) -> (String, i64) {
+    let st = Store::open(&repo.join(".cairn/cairn.db")).unwrap();
+    (st.digest().unwrap(), st.event_count().unwrap())
+}
+
+#[test]
+fn two_clones_merge_by_union_and_converge() {
+    let t = tempfile::tempdir().unwrap();
+    let origin = t.path().join("origin");
+    init_repo(&origin);
+    let shared = create(&origin, "shared parser work");
+    call(
+        &origin,
+        "observe",
+        json!({"task_id": shared, "text": "started"}),
+    );
+    commit_plan(&origin, "plan");
+    let a = t.path().join("a");
+    let b = t.path().join("b");
+    git(t.path(), &["clone", "-q", "origin", "a"]);
+    git(t.path(), &["clone", "-q", "origin", "b"]);
+    // A fresh clone has no cairn.db: the first command folds the logs.
+    assert_eq!(store_digest(&a), store_digest(&origin));
+
+    git(&a, &["checkout", "-q", "-b", "feature-a"]);
+    let ta = create(&a, "lexer rewrite in clone a");
+    call(
+        &a,
+        "observe",
+        json!({"task_id": ta, "text": "a: lexer done"}),
+    );
+    call(
+        &a,
+        "observe",
+        json!({"task_id": shared, "text": "a: touched shared"}),
+    );
+    call(
+        &a,
+        "task_update_status",
+        json!({"task_id": shared, "status": "completed"}),
+    );
+    let (_, _, code) = cairn_in(&a, &["query", "--write", "(define! \"a-view\" (active))"]);
+    assert_eq!(code, 0);
+    commit_plan(&a, "a");
+
+    let tb = create(&b, "cache layer in clone b");
+    call(
+        &b,
+        "observe",
+        json!({"task_id": tb, "text": "b: cache done"}),
+    );
+    call(
+        &b,
+        "observe",
+        json!({"task_id": shared, "text": "b: touched shared"}),
+    );
+    call(
+        &b,
+        "task_update_status",
+        json!({"task_id": tb, "status": "blocked"}),
+    );
+    commit_plan(&b, "b");
+
+    // Both clones touched the shared task's log: union merges it.
+    git(
+        &a,
+        &["pull", "-q", "--no-rebase", "--no-edit", "../b", "main"],
+    );
+    git(
+        &b,
+        &[
+            "pull",
+            "-q",
+            "--no-rebase",
+            "--no-edit",
+            "../a",
+            "feature-a",
+        ],
+    );
+    let text = std::fs::read_to_string(a.join(".cairn/tasks").join(&shared).join("events.ndjson"))
+        .unwrap();
+    assert!(!text.contains("<<<<<<<"));
+
+    for repo in [&a, &b] {
+        let (out, err, code) = cairn_in(repo, &["verify"]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(
+            out.starts_with("verify: ok — projection is a faithful fold of 11 events\nlogs: ok"),
+            "{out}"
+        );
+    }
+    let union: BTreeSet<String> = all_lines(&a.join(".cairn/tasks")).into_iter().collect();
+    assert_eq!(union.len(), 11);
+    let (canonical, n) = digest_of_lines(&union.iter().cloned().collect::<Vec<_>>());
+    assert_eq!(n, 11);
+    assert_eq!(store_digest(&a), (canonical.clone(), 11));
+    assert_eq!(store_digest(&b), (canonical.clone(), 11));
+    let list = cairn_in(&a, &["query", "(-> (all) (:select :slug :status))"]).0;
+    assert_eq!(
+        list,
+        cairn_in(&b, &["query", "(-> (all) (:select :slug :status))"]).0
+    );
+    assert!(list.contains(&ta) && list.contains(&tb), "{list}");
+
+    // Shuffled and duplicated: the same digest.
+    let mut shuffled: Vec<String> = union.iter().cloned().collect();
+    shuffled.reverse();
+    shuffled.rotate_left(4);
+    let dups: Vec<String> = shuffled.iter().step_by(3).cloned().collect();
+    shuffled.extend(dups);
+    assert_eq!(digest_of_lines(&shuffled), (canonical, 11));
+}
+
+#[test]
+fn a_deleted_database_is_rebuilt_from_the_logs() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("r");
+    init_repo(&repo);
+    let p = create(&repo, "parent planning task");
+    let c = create(&repo, "child implementation task");
+    call(
+        &repo,
+        "task_link",
+        json!({"task_id": c, "target_id": p, "edge_type": "phase-of"}),
+    );
+    call(
+        &repo,
+        "observe",
+        json!({"task_id": c, "text": "tokenizer handles unicode"}),
+    );
+    call(
+        &repo,
+        "task_set_metadata",
+        json!({"task_id": c, "key": "owner", "value": "ana"}),
+    );
+    call(
+        &repo,
+        "task_update_status",
+        json!({"task_id": p, "status": "completed"}),
+    );
+    let queries = [
+        "(-> (all) (:select :slug :status :description))",
+        "(-> (all) (:where (> (count (:follow :phase-of)) 0)) (:select :slug))",
+        "(-> (all) (:where (= :owner \"ana\")) (:select :slug))",
+        "(-> (active) (:select :slug))",
+    ];
+    let before: Vec<String> = queries
+        .iter()
+        .map(|q| cairn_in(&repo, &["query", q]).0)
+        .collect();
+    let got = call(&repo, "task_get", json!({"task_id": c}));
+    let found = call(&repo, "task_search", json!({"query": "unicode"}));
+    assert!(found.contains(&c), "{found}");
+    let digest = store_digest(&repo);
+    for f in ["cairn.db", "cairn.db-wal", "cairn.db-shm"] {
+        let _ = std::fs::remove_file(repo.join(".cairn").join(f));
+    }
+    let after: Vec<String> = queries
+        .iter()
+        .map(|q| cairn_in(&repo, &["query", q]).0)
+        .collect();
+    assert_eq!(before, after);
+    assert_eq!(call(&repo, "task_get", json!({"task_id": c})), got);
+    assert_eq!(
+        call(&repo, "task_search", json!({"query": "unicode"})),
+        found
+    );
+    for (q, out) in queries.iter().zip(&before) {
+        assert!(out.contains(&c) || out.contains(&p), "{q}: {out}");
+    }
+    assert_eq!(store_digest(&repo), digest);
+    assert_eq!(digest.1, 6);
+}
+
+#[test]
+fn a_kill_between_commit_and_append_leaves_a_gap_that_reopen_closes() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join(".cairn/cairn.db");
+    drop(Store::open(&db).unwrap());
+    let mut acknowledged = Vec::new();
+    for round in 0..20 {
+        let session = format!("ack-{round}");
+        let out = Command::new(CAIRN)
+            .arg("--db")
+            .arg(&db)
+            .args([
+                "stress-append",
+                "--count",
+                "1",
+                "--session",
+                &session,
+                "--task",
+                "gap",
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        acknowledged.push(
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse::<i64>()
+                .unwrap(),
+        );
+        let mut child = Command::new(CAIRN)
+            .arg("--db")
+            .arg(&db)
+            .args([
+                "stress-append",
+                "--count",
+                "1",
+                "--session",
+                &format!("kill-{round}"),
+                "--task",
+                "gap",
+            ])
+            .env("CAIRN_TEST_PAUSE_AFTER_COMMIT", "1")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        err.read_line(&mut line).unwrap();
+        assert_eq!(line, "cairn-test: committed\n");
+        child.kill().unwrap(); // SIGKILL: committed, never appended
+        child.wait().unwrap();
+    }
+    let log = t.path().join(".cairn/tasks/gap/events.ndjson");
+    // The last kill's event is in the database but not yet in the log.
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let in_db: i64 = conn
+        .query_row("SELECT count(*) FROM events", [], |r| r.get(0))
+        .unwrap();
+    drop(conn);
+    assert_eq!(in_db, 40);
+    assert_eq!(std::fs::read_to_string(&log).unwrap().lines().count(), 39);
+    let st = Store::open(&db).unwrap();
+    let check = st.check_logs().unwrap().unwrap();
+    assert_eq!(
+        (check.missing_from_logs, check.missing_from_db, check.lines),
+        (0, 0, 40)
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    for seq in acknowledged {
+        let key: String = st
+            .conn()
+            .query_row("SELECT event_key FROM events WHERE seq = ?1", [seq], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(text.matches(&key).count(), 1);
+    }
+    assert!(st.verify().unwrap().ok);
+}
+
+#[test]
+fn four_processes_appending_to_one_log_never_tear_a_line() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join(".cairn/cairn.db");
+    drop(Store::open(&db).unwrap());
+    let children: Vec<_> = (0..4)
+        .map(|i| {
+            Command::new(CAIRN)
+                .arg("--db")
+                .arg(&db)
+                .args([
+                    "stress-append",
+                    "--count",
+                    "150",
+                    "--session",
+                    &format!("p{i}"),
+                    "--task",
+                    "hot",
+                ])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = std::fs::read_to_string(t.path().join(".cairn/tasks/hot/events.ndjson")).unwrap();
+    assert!(text.ends_with('\n'));
+    let mut keys = BTreeSet::new();
+    for l in text.lines() {
+        let p = LogLine::parse(l).unwrap_or_else(|e| panic!("torn line {l:?}: {e}"));
+        assert!(keys.insert(p.line.event_key), "duplicate line {l}");
+    }
+    assert_eq!(keys.len(), 600);
+    let st = Store::open(&db).unwrap();
+    assert_eq!(st.event_count().unwrap(), 600);
+    let check = st.check_logs().unwrap().unwrap();
+    assert_eq!((check.missing_from_logs, check.missing_from_db), (0, 0));
+}
+
+#[test]
+fn malformed_lines_are_skipped_named_and_counted() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("r");
+    init_repo(&repo);
+    let a = create(&repo, "first sturdy task");
+    call(&repo, "observe", json!({"task_id": a, "text": "kept fact"}));
+    let log = repo.join(".cairn/tasks").join(&a).join("events.ndjson");
+    let good = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = good.lines().collect();
+    let tampered = lines[1].replace("kept fact", "forged fact");
+    let text = format!(
+        "{}\n<<<<<<< HEAD\n{}\n=======\n{{\"data\": nope}}\n>>>>>>> other\n{tampered}\n{}",
+        lines[0],
+        lines[1],
+        &lines[1][..40]
+    );
+    std::fs::write(&log, text).unwrap();
+    for f in ["cairn.db", "cairn.db-wal", "cairn.db-shm"] {
+        let _ = std::fs::remove_file(repo.join(".cairn").join(f));
+    }
+    let (out, err, code) = cairn_in(&repo, &["verify"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let p = log.display().to_string();
+    assert_eq!(
+        out,
+        format!(
+            "verify: ok — projection is a faithful fold of 2 events\n\
+             logs: ok — every event is in its task's log and every log line is in the database (1 logs, 2 lines, 6 malformed)\n\
+             malformed: {p}:2: not JSON\n\
+             malformed: {p}:4: not JSON\n\
+             malformed: {p}:5: not JSON\n\
+             malformed: {p}:6: not JSON\n\
+             malformed: {p}:7: event_key does not match the content\n\
+             malformed: {p}:8: not JSON\n"
+        )
+    );
+    assert_eq!(
+        err.lines()
+            .filter(|l| l.starts_with("cairn: skipped malformed log line"))
+            .count(),
+        6,
+        "{err}"
+    );
+    assert!(err.contains(&format!(
+        "cairn: skipped malformed log line {p}:8: not JSON"
+    )));
+    let got = call(&repo, "task_get", json!({"task_id": a}));
+    assert!(
+        got.contains("kept fact") && !got.contains("forged"),
+        "{got}"
+    );
+    // The next write repairs the missing final newline before appending.
+    call(
+        &repo,
+        "observe",
+        json!({"task_id": a, "text": "after repair"}),
+    );
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains(&format!(
+            "{}\n{{\"data\":{{\"text\":\"after repair\"}}",
+            &lines[1][..40]
+        )),
+        "{text}"
+    );
+}
+
+fn repo_with_worktree(t: &Path) -> (PathBuf, PathBuf) {
+    let main = t.join("main");
+    init_repo(&main);
+    git(&main, &["worktree", "add", "-q", "-b", "side", "../side"]);
+    (main, t.join("side"))
+}
+
+#[test]
+fn a_linked_worktree_resolves_to_the_main_worktree_store() {
+    let t = tempfile::tempdir().unwrap();
+    let (main, side) = repo_with_worktree(&t.path().canonicalize().unwrap());
+    std::fs::create_dir_all(side.join("src/deep")).unwrap();
+    // Even with a checked-out .cairn/ in the worktree (the committed logs).
+    std::fs::create_dir_all(side.join(".cairn/tasks")).unwrap();
+    let (out, _, code) = cairn_in(&side.join("src/deep"), &["where"]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        out,
+        format!(
+            "database: {}/.cairn/cairn.db\nproject: {}\nrule: repository root, shared by the worktree at {}\n",
+            main.display(),
+            main.display(),
+            main.display()
+        )
+    );
+}
+
+struct Client(RunningService<RoleClient, ()>);
+
+impl Client {
+    async fn spawn(dir: &Path) -> Client {
+        let mut cmd = tokio::process::Command::new(CAIRN);
+        cmd.arg("serve")
+            .current_dir(dir)
+            .env_remove("CAIRN_DB")
+            .env("HOME", dir);
+        let (transport, _) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        Client(().serve(transport).await.unwrap())
+    }
+
+    async fn ok(&self, tool: &str, args: Value) -> String {
+        let (text, err) = mcpfx::call_tool(&self.0, tool, args).await;
+        assert!(!err, "{tool} failed: {text}");
+        text
+    }
+
+    async fn close(self) {
+        self.0.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn two_worktrees_share_one_plan_through_serve() {
+    let t = tempfile::tempdir().unwrap();
+    let (main, side) = repo_with_worktree(&t.path().canonicalize().unwrap());
+    let m = Client::spawn(&main).await;
+    let s = Client::spawn(&side).await;
+    let created = s
+        .ok("task_create", json!({"name": "made in the side worktree"}))
+        .await;
+    let slug = created
+        .trim_start_matches("Created ")
+        .trim_end_matches('.')
+        .to_string();
+    let got = m.ok("task_get", json!({"task_id": slug})).await;
+    assert!(got.starts_with(&format!("{slug}  [active]")), "{got}");
+    m.ok(
+        "observe",
+        json!({"task_id": slug, "text": "seen from main"}),
+    )
+    .await;
+    let got = s.ok("task_get", json!({"task_id": slug})).await;
+    assert!(got.contains("seen from main"), "{got}");
+    m.close().await;
+    s.close().await;
+    assert!(
+        main.join(".cairn/tasks")
+            .join(&slug)
+            .join("events.ndjson")
+            .is_file()
+    );
+    assert!(!side.join(".cairn").exists());
+}
+
+#[tokio::test]
+async fn a_running_server_sees_lines_a_merge_brought_in() {
+    let t = tempfile::tempdir().unwrap();
+    let a = t.path().join("a");
+    init_repo(&a);
+    create(&a, "base task in clone a");
+    commit_plan(&a, "plan");
+    git(t.path(), &["clone", "-q", "a", "b"]);
+    let b = t.path().join("b");
+    let server = Client::spawn(&a).await;
+    let listed = server
+        .ok("task_query", json!({"query": "(-> (all) (:count))"}))
+        .await;
+    let tb = create(&b, "arrives by merge later");
+    call(
+        &b,
+        "observe",
+        json!({"task_id": tb, "text": "from clone b"}),
+    );
+    commit_plan(&b, "b");
+    git(
+        &a,
+        &["pull", "-q", "--no-rebase", "--no-edit", "../b", "main"],
+    );
+    let got = server.ok("task_get", json!({"task_id": tb})).await;
+    assert!(got.contains("from clone b"), "{got}");
+    let after = server
+        .ok("task_query", json!({"query": "(-> (all) (:count))"}))
+        .await;
+    assert_ne!(listed, after);
+    // A checkout of an older commit keeps the plan (union: never deletes).
+    git(&a, &["checkout", "-q", "HEAD~1"]);
+    let got = server.ok("task_get", json!({"task_id": tb})).await;
+    assert!(got.contains("from clone b"), "{got}");
+    server.close().await;
+}
+
+/// The original tool's line for one event (universal-time `ts`, hyphenated
+/// data keys; its own content key, which import recomputes).
+fn kli_line(id: &str, task: &str, ty: &str, ts: i64, session: Value, data: Value) -> String {
+    json!({"data": data, "event_id": id, "event_key": "0123abcd", "prev_session_id": null,
+           "session_id": session, "task_id": task, "ts": ts, "type": ty})
+    .to_string()
+}
+
+#[test]
+fn import_of_the_original_store_maps_and_is_idempotent() {
+    const U: i64 = 3_900_000_000; // universal time
+    const UNIX: i64 = U - 2_208_988_800;
+    let t = tempfile::tempdir().unwrap();
+    let kli = t.path().join("old/.kli/tasks");
+    std::fs::create_dir_all(kli.join("plan")).unwrap();
+    std::fs::create_dir_all(kli.join("child")).unwrap();
+    let s1 = json!("S1");
+    let plan = [
+        kli_line(
+            "01H00000000000000000000001",
+            "plan",
+            "task.create",
+            U + 100,
+            s1.clone(),
+            json!({"description": "Plan the thing", "project-id": "p1"}),
+        ),
+        kli_line(
+            "01H00000000000000000000003",
+            "plan",
+            "observation",
+            U + 150,
+            s1.clone(),
+            json!({"text": "first finding"}),
+        ),
+        kli_line(
+            "01H00000000000000000000004",
+            "plan",
+            "task.update-status",
+            U + 200,
+            s1.clone(),
+            json!({"status": "completed"}),
+        ),
+        kli_line(
+            "01H00000000000000000000005",
+            "plan",
+            "artifact.create",
+            U + 210,
+            s1.clone(),
+            json!({"path": "a.txt", "kind": "file"}),
+        ),
+        "{\"data\":{\"text\":\"torn".to_string(),
+    ];
+    std::fs::write(kli.join("plan/events.ndjson"), plan.join("\n") + "\n").unwrap();
+    let child = [
+        kli_line(
+            "01H00000000000000000000002",
+            "child",
+            "task.create",
+            U + 110,
+            Value::Null,
+            json!({"description": "Child work"}),
+        ),
+        kli_line(
+            "01H00000000000000000000006",
+            "child",
+            "task.link",
+            U + 300,
+            Value::Null,
+            json!({"target-id": "plan", "edge-type": "phase-of"}),
+        ),
+        kli_line(
+            "01H00000000000000000000007",
+            "child",
+            "task.link",
+            U + 310,
+            Value::Null,
+            json!({"target-id": "kli:plan", "edge-type": "blocks"}),
+        ),
+    ];
+    std::fs::write(kli.join("child/events.ndjson"), child.join("\n") + "\n").unwrap();
+    let db = t.path().join("new/.cairn/cairn.db");
+    let run = || {
+        let out = Command::new(CAIRN)
+            .arg("--db")
+            .arg(&db)
+            .arg("import")
+            .arg(t.path().join("old/.kli"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (out, err) = run();
+    assert_eq!(out, "Imported 7 events for 2 tasks; 1 lines skipped.\n");
+    assert_eq!(
+        err,
+        format!(
+            "cairn import: skipped {}:5: not JSON\n",
+            kli.join("plan/events.ndjson").display()
+        )
+    );
+    let st = Store::open(&db).unwrap();
+    let row: (String, String, i64, String, Option<String>) = st
+        .conn()
+        .query_row(
+            "SELECT status, description, created_ts, project_id, (SELECT p.slug FROM tasks p WHERE p.id = t.parent_task_id)
+             FROM tasks t WHERE slug = 'plan'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .unwrap();
+    assert_eq!(
+        row,
+        (
+            "completed".into(),
+            "Plan the thing".into(),
+            UNIX + 100,
+            "p1".into(),
+            None
+        )
+    );
+    let parent: String = st
+        .conn()
+        .query_row(
+            "SELECT p.slug FROM tasks c JOIN tasks p ON p.id = c.parent_task_id WHERE c.slug = 'child'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(parent, "plan");
+    let edges: Vec<(String, String, String)> = st
+        .conn()
+        .prepare("SELECT s.slug, d.slug, e.type FROM edges e JOIN tasks s ON s.id = e.src_id JOIN tasks d ON d.id = e.dst_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        edges,
+        vec![("child".into(), "plan".into(), "depends-on".into())]
+    );
+    let tag: String = st
+        .conn()
+        .query_row(
+            "SELECT data FROM events WHERE event_id = '01H00000000000000000000007'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(
+        tag,
+        r#"{"edge_type":"depends-on","tag":"blocks","target_id":"plan"}"#
+    );
+    let obs: (String, i64) = st
+        .conn()
+        .query_row("SELECT text, ts FROM observations", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(obs, ("first finding".into(), UNIX + 150));
+    let kept: i64 = st
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM events WHERE type = 'artifact.create'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(kept, 1);
+    let digest = st.digest().unwrap();
+    let check = st.check_logs().unwrap().unwrap();
+    assert_eq!(
+        (check.lines, check.missing_from_logs, check.missing_from_db),
+        (7, 0, 0)
+    );
+    drop(st);
+    let (out, _) = run();
+    assert_eq!(out, "Imported 0 events for 0 tasks; 1 lines skipped.\n");
+    let st = Store::open(&db).unwrap();
+    assert_eq!(st.digest().unwrap(), digest);
+    assert_eq!(st.event_count().unwrap(), 7);
+}
+
+#[test]
+fn the_per_call_check_ingests_only_when_the_git_index_moved() {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(t.path().join(".git")).unwrap();
+    std::fs::write(t.path().join(".git/index"), "one").unwrap();
+    let db = t.path().join(".cairn/cairn.db");
+    let st = Store::open(&db).unwrap();
+    st.write(&[cairn::store::NewEvent::task_create(
+        "s",
+        10,
+        "2026-01-01-seen",
+        None,
+        None,
+    )])
+    .unwrap();
+    // Another clone's line arrives in the working tree.
+    let other = t.path().join("other/.cairn/cairn.db");
+    let o = Store::open(&other).unwrap();
+    o.write(&[cairn::store::NewEvent::task_create(
+        "o",
+        20,
+        "2026-01-01-merged",
+        None,
+        None,
+    )])
+    .unwrap();
+    let line = std::fs::read_to_string(
+        t.path()
+            .join("other/.cairn/tasks/2026-01-01-merged/events.ndjson"),
+    )
+    .unwrap();
+    let dest = t
+        .path()
+        .join(".cairn/tasks/2026-01-01-merged/events.ndjson");
+    std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
+    std::fs::write(&dest, line).unwrap();
+    st.sync().unwrap();
+    assert!(
+        !st.task_exists("2026-01-01-merged").unwrap(),
+        "nothing moved: no scan"
+    );
+    std::fs::write(t.path().join(".git/index"), "two!").unwrap(); // git rewrote its index
+    st.sync().unwrap();
+    assert!(st.task_exists("2026-01-01-merged").unwrap());
+    assert_eq!(st.event_count().unwrap(), 2);
+    // A second store on the same file sees the first one's write on its next call.
+    let st2 = Store::open(&db).unwrap();
+    st.write(&[cairn::store::NewEvent::observation(
+        "s",
+        30,
+        "2026-01-01-seen",
+        "later",
+    )])
+    .unwrap();
+    st2.sync().unwrap();
+    assert_eq!(st2.event_count().unwrap(), 3);
+    let check = st2.check_logs().unwrap().unwrap();
+    assert_eq!(
+        (
+            check.files,
+            check.lines,
+            check.missing_from_logs,
+            check.missing_from_db
+        ),
+        (2, 3, 0, 0)
+    );
+}
+
+#[test]
+fn own_appends_are_remembered_so_reopening_reads_no_log() {
+    use std::os::unix::fs::MetadataExt;
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join(".cairn/cairn.db");
+    let st = Store::open(&db).unwrap();
+    for i in 0..3 {
+        st.write(&[cairn::store::NewEvent::task_create(
+            "s",
+            10,
+            &format!("2026-01-01-t{i}"),
+            None,
+            None,
+        )])
+        .unwrap();
+    }
+    drop(st);
+    let st = Store::open(&db).unwrap();
+    let marks: Vec<(String, String)> = st
+        .conn()
+        .prepare("SELECT key, value FROM schema_meta WHERE key LIKE 'log.wm.%' ORDER BY key")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let expected: Vec<(String, String)> = (0..3)
+        .map(|i| {
+            let m = std::fs::metadata(
+                t.path()
+                    .join(format!(".cairn/tasks/2026-01-01-t{i}/events.ndjson")),
+            )
+            .unwrap();
+            let ns = i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec());
+            (
+                format!("log.wm.2026-01-01-t{i}"),
+                format!("{ns} {}", m.len()),
+            )
+        })
+        .collect();
+    assert_eq!(marks, expected);
+    let mark: String = st
+        .conn()
+        .query_row(
+            "SELECT value FROM schema_meta WHERE key = 'log.exported_seq'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(mark, "3");
+    assert_eq!(st.reconcile(false).unwrap().files_read, 0);
+}
