@@ -211,11 +211,15 @@ impl Engine {
     ) -> Result<Output, Diagnostic> {
         let mut conn = store.reader().map_err(execution_failure)?;
         let prepared = self.prepare_with(&conn, session, surface, compile)?;
+        let opts = Options {
+            counters: opts.counters || exec::has_counter_columns(&conn),
+            ..*opts
+        };
         if prepared.plan.writes() {
             drop(conn);
             self.execute_write(store, session, &prepared.plan)
         } else {
-            self.execute_read_with(&mut conn, &prepared, opts)
+            self.execute_read_with(&mut conn, &prepared, &opts)
         }
     }
 
@@ -319,7 +323,8 @@ impl Engine {
         let (statements, ir, optimized, rules) = if prepared.plan.writes() {
             (mutate::statements(&prepared.plan), None, None, Vec::new())
         } else {
-            let opts = self.options(Some(TEXT_BUDGET));
+            let mut opts = self.options(Some(TEXT_BUDGET));
+            opts.counters = exec::has_counter_columns(&conn);
             let naive = exec::read_ir(&prepared.plan);
             let (after, fired) = crate::tq::ir::optimize(naive.clone(), &opts);
             let rules = fired.0.iter().map(|(k, v)| format!("{k} ×{v}")).collect();

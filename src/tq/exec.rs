@@ -128,6 +128,19 @@ pub fn read_catalog(
     Ok((keys, views))
 }
 
+/// True when the store's `tasks` table has the maintained counter columns
+/// (`obs_count`, `child_count`, `lateral_out`, `lateral_in`; schema 2), so
+/// the `counter-columns` rewrite may read them. A failure reads as false.
+pub fn has_counter_columns(conn: &Connection) -> bool {
+    conn.query_row(
+        "SELECT count(*) FROM pragma_table_info('tasks') WHERE name IN ('obs_count', 'child_count', 'lateral_out', 'lateral_in')",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n == 4)
+    .unwrap_or(false)
+}
+
 /// The final shape of a pipeline as a [`Tail`].
 pub fn tail_of(p: &Pipeline) -> Tail<'_> {
     match &p.shaper {
