@@ -213,6 +213,17 @@ pub(crate) struct Lower {
 /// See `Lower::cte`: how often a stage is materialized (bounds nesting).
 const MATERIALIZE_EVERY: usize = 24;
 
+/// `e` as a non-NULL 0/1 on `row`: as is on a task-only row (slug and status
+/// are NOT NULL there, and the bare form keeps indexes usable), wrapped in
+/// `COALESCE(e, 0)` where the row may be a reflection row.
+fn nonnull(row: &Row, e: String) -> String {
+    if row.r.is_some() {
+        format!("COALESCE({e}, 0)")
+    } else {
+        e
+    }
+}
+
 fn status_list(ss: &[Status]) -> String {
     let names: Vec<String> = ss.iter().map(|s| format!("'{}'", s.as_str())).collect();
     names.join(", ")
@@ -479,14 +490,11 @@ impl Lower {
         let t = row.t.clone();
         match c {
             Cond::Pred(p) => self.pred(p, row),
-            Cond::Live => format!("COALESCE({}, 0)", self.d.not_reserved(&format!("{t}.slug"))),
-            Cond::Status(ss) => format!("COALESCE({t}.status IN ({}), 0)", status_list(ss)),
+            Cond::Live => nonnull(row, self.d.not_reserved(&format!("{t}.slug"))),
+            Cond::Status(ss) => nonnull(row, format!("{t}.status IN ({})", status_list(ss))),
             Cond::Node(s) => {
                 let a = self.text(s);
-                format!(
-                    "COALESCE({}, 0)",
-                    self.d.contains_folded(&format!("{t}.slug"), &a)
-                )
+                nonnull(row, self.d.contains_folded(&format!("{t}.slug"), &a))
             }
             Cond::And(cs) => self.conds(cs, " AND ", "1", row),
             Cond::Or(cs) => self.conds(cs, " OR ", "0", row),
