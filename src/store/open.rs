@@ -9,7 +9,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use super::error::StoreError;
 use super::event::LoggedEvent;
-use super::schema::{MIGRATIONS, SCHEMA_VERSION};
+use super::schema::{MIGRATIONS, SCHEMA_VERSION, Step};
 use super::slug;
 
 /// How long a connection waits for another writer before giving up (30 s).
@@ -263,9 +263,9 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
     }
     let from =
         usize::try_from(version).map_err(|_| StoreError::BadSchemaVersion(version.to_string()))?;
-    for step in MIGRATIONS.iter().skip(from) {
-        for batch in step.iter() {
-            tx.execute_batch(batch)?;
+    for steps in MIGRATIONS.iter().skip(from) {
+        for step in steps.iter() {
+            run_step(&tx, step)?;
         }
     }
     tx.execute(
@@ -274,6 +274,27 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
         params![SCHEMA_VERSION.to_string()],
     )?;
     tx.commit()?;
+    Ok(())
+}
+
+/// Runs one migration step on `conn` (inside the migration transaction).
+fn run_step(conn: &Connection, step: &Step) -> Result<(), StoreError> {
+    match step {
+        Step::Sql(batch) => conn.execute_batch(batch)?,
+        Step::AddColumns { table, columns } => {
+            // `table_xinfo` also lists generated columns.
+            let mut stmt = conn.prepare("SELECT name FROM pragma_table_xinfo(?1)")?;
+            let have = stmt
+                .query_map(params![table], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            for (column, decl) in columns.iter() {
+                if !have.iter().any(|h| h == column) {
+                    // Identifiers come from `schema.rs`, never from input.
+                    conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))?;
+                }
+            }
+        }
+    }
     Ok(())
 }
 
