@@ -2,6 +2,7 @@
 //! forward migration (spec/store.md "SQLite settings"), plus the small
 //! read-only lookups other layers call.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -9,6 +10,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use super::error::StoreError;
 use super::event::LoggedEvent;
+use super::reader::WarmReader;
 use super::schema::{MIGRATIONS, SCHEMA_VERSION, Step};
 use super::slug;
 
@@ -24,6 +26,8 @@ pub const GITIGNORE: &str = "cairn.db*\n";
 pub struct Store {
     pub(crate) conn: Connection,
     path: PathBuf,
+    /// The warm read-only connection, opened on first use (`reader.rs`).
+    pub(crate) warm: RefCell<Option<WarmReader>>,
 }
 
 impl Store {
@@ -64,6 +68,7 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            warm: RefCell::new(None),
         })
     }
 
@@ -140,13 +145,10 @@ impl Store {
         }
     }
 
-    /// Live metadata keys: distinct `task_metadata.key`, sorted.
+    /// Live metadata keys: distinct `task_metadata.key`, sorted (a loose
+    /// index scan, see [`super::reader::CATALOG_SQL`]).
     pub fn metadata_keys(&self) -> Result<Vec<String>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT DISTINCT key FROM task_metadata ORDER BY key")?;
-        let rows = stmt.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<Result<Vec<String>, _>>()?)
+        Ok(super::reader::read_catalog(&self.conn)?.meta_keys)
     }
 
     /// The whole log in arrival order (`seq`), `data` parsed.
