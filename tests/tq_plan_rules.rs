@@ -50,6 +50,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "(-> (all) (:sort :updated-ts :desc) (:take 3) (:ids))",
     ),
     (
+        "counter_columns",
+        rules::counter_columns::NAME,
+        "(-> (all) (:sort :obs-count :desc) (:take 5) (:ids))",
+    ),
+    (
         "enrich_shown",
         rules::enrich_shown::NAME,
         "(-> (active) (:enrich))",

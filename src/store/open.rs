@@ -2,6 +2,7 @@
 //! forward migration (spec/store.md "SQLite settings"), plus the small
 //! read-only lookups other layers call.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -9,7 +10,8 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 
 use super::error::StoreError;
 use super::event::LoggedEvent;
-use super::schema::{MIGRATIONS, SCHEMA_VERSION};
+use super::reader::WarmReader;
+use super::schema::{MIGRATIONS, SCHEMA_VERSION, Step};
 use super::slug;
 
 /// How long a connection waits for another writer before giving up (30 s).
@@ -24,6 +26,8 @@ pub const GITIGNORE: &str = "cairn.db*\n";
 pub struct Store {
     pub(crate) conn: Connection,
     path: PathBuf,
+    /// The warm read-only connection, opened on first use (`reader.rs`).
+    pub(crate) warm: RefCell<Option<WarmReader>>,
 }
 
 impl Store {
@@ -64,6 +68,7 @@ impl Store {
         Ok(Store {
             conn,
             path: path.to_path_buf(),
+            warm: RefCell::new(None),
         })
     }
 
@@ -140,13 +145,10 @@ impl Store {
         }
     }
 
-    /// Live metadata keys: distinct `task_metadata.key`, sorted.
+    /// Live metadata keys: distinct `task_metadata.key`, sorted (a loose
+    /// index scan, see [`super::reader::CATALOG_SQL`]).
     pub fn metadata_keys(&self) -> Result<Vec<String>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT DISTINCT key FROM task_metadata ORDER BY key")?;
-        let rows = stmt.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<Result<Vec<String>, _>>()?)
+        Ok(super::reader::read_catalog(&self.conn)?.meta_keys)
     }
 
     /// The whole log in arrival order (`seq`), `data` parsed.
@@ -263,9 +265,9 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
     }
     let from =
         usize::try_from(version).map_err(|_| StoreError::BadSchemaVersion(version.to_string()))?;
-    for step in MIGRATIONS.iter().skip(from) {
-        for batch in step.iter() {
-            tx.execute_batch(batch)?;
+    for steps in MIGRATIONS.iter().skip(from) {
+        for step in steps.iter() {
+            run_step(&tx, step)?;
         }
     }
     tx.execute(
@@ -274,6 +276,27 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
         params![SCHEMA_VERSION.to_string()],
     )?;
     tx.commit()?;
+    Ok(())
+}
+
+/// Runs one migration step on `conn` (inside the migration transaction).
+fn run_step(conn: &Connection, step: &Step) -> Result<(), StoreError> {
+    match step {
+        Step::Sql(batch) => conn.execute_batch(batch)?,
+        Step::AddColumns { table, columns } => {
+            // `table_xinfo` also lists generated columns.
+            let mut stmt = conn.prepare("SELECT name FROM pragma_table_xinfo(?1)")?;
+            let have = stmt
+                .query_map(params![table], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            for (column, decl) in columns.iter() {
+                if !have.iter().any(|h| h == column) {
+                    // Identifiers come from `schema.rs`, never from input.
+                    conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))?;
+                }
+            }
+        }
+    }
     Ok(())
 }
 

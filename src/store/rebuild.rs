@@ -44,7 +44,7 @@ const DIGEST_QUERIES: [(&str, &str); 10] = [
         "tasks",
         "SELECT t.slug, t.depot, p.slug, t.status, t.description, t.created_ts, t.updated_ts,
                 t.status_ts, t.description_ts, t.project_id, t.status_eid, t.description_eid,
-                t.parent_ts, t.parent_eid
+                t.parent_ts, t.parent_eid, t.obs_count, t.child_count, t.lateral_out, t.lateral_in
          FROM tasks t LEFT JOIN tasks p ON p.id = t.parent_task_id ORDER BY t.slug",
     ),
     (

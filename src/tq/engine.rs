@@ -1,8 +1,10 @@
 //! `Engine`, the one door into `tq` (spec/tq.md; docs/planner.md): text →
 //! compile → plan → one SQL statement → rows → text.
 //!
-//! Read plans run on a NEW read-only connection (`Store::reader`, defence in
-//! depth) under SQLite's progress handler for the time limit. Write plans
+//! Read plans run on the store's warm read-only connection
+//! (`Store::warm_reader`: statement cache, catalog cached by
+//! `PRAGMA data_version`; read-only as defence in depth) under SQLite's
+//! progress handler for the time limit. Write plans
 //! run inside one `Store::write_with` transaction under a watchdog that
 //! interrupts the connection at the limit (the store's connection is shared,
 //! so its progress handler is not ours to set); either way an interrupted
@@ -164,7 +166,9 @@ impl Engine {
         Options {
             enabled: self.optimize,
             text_budget,
-            counters: false,
+            // Every store this build opens is migrated to schema 2, which
+            // keeps the counter columns (`store::schema::V2_COUNTERS`).
+            counters: true,
         }
     }
 
@@ -209,17 +213,23 @@ impl Engine {
         opts: &Options,
         compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
     ) -> Result<Output, Diagnostic> {
-        let mut conn = store.reader().map_err(execution_failure)?;
-        let prepared = self.prepare_with(&conn, session, surface, compile)?;
-        let opts = Options {
-            counters: opts.counters || exec::has_counter_columns(&conn),
-            ..*opts
-        };
+        let mut reader = store.warm_reader().map_err(execution_failure)?;
+        let catalog = reader.catalog().map_err(execution_failure)?;
+        let prepared = self.plan_with(
+            catalog.meta_keys.clone(),
+            catalog.user_views.clone(),
+            session,
+            surface,
+            compile,
+        )?;
         if prepared.plan.writes() {
-            drop(conn);
+            drop(reader);
             self.execute_write(store, session, &prepared.plan)
         } else {
-            self.execute_read_with(&mut conn, &prepared, &opts)
+            reader
+                .init_once(exec::register_functions)
+                .map_err(execution_failure)?;
+            self.run_read_limited(reader.conn_mut(), &prepared, opts)
         }
     }
 
@@ -245,6 +255,19 @@ impl Engine {
         compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
     ) -> Result<Prepared, Diagnostic> {
         let (meta_keys, user_views) = exec::read_catalog(conn).map_err(execution_failure)?;
+        self.plan_with(meta_keys, user_views, session, surface, compile)
+    }
+
+    /// Builds the typed query with `compile` (given the live metadata keys)
+    /// and plans it for `surface` against that catalog.
+    fn plan_with(
+        &self,
+        meta_keys: Vec<String>,
+        user_views: std::collections::BTreeMap<String, String>,
+        session: &Session,
+        surface: Surface,
+        compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
+    ) -> Result<Prepared, Diagnostic> {
         let query = compile(&meta_keys)?;
         let cat = Catalog {
             user_views,
@@ -274,6 +297,17 @@ impl Engine {
         opts: &Options,
     ) -> Result<Output, Diagnostic> {
         exec::register_functions(conn).map_err(execution_failure)?;
+        self.run_read_limited(conn, prepared, opts)
+    }
+
+    /// Runs a read plan on `conn`, whose SQL functions are registered, under
+    /// the time limit.
+    fn run_read_limited(
+        &self,
+        conn: &mut Connection,
+        prepared: &Prepared,
+        opts: &Options,
+    ) -> Result<Output, Diagnostic> {
         let deadline = Instant::now() + self.time_limit;
         conn.progress_handler(1000, Some(move || Instant::now() >= deadline))
             .map_err(execution_failure)?;
@@ -323,8 +357,7 @@ impl Engine {
         let (statements, ir, optimized, rules) = if prepared.plan.writes() {
             (mutate::statements(&prepared.plan), None, None, Vec::new())
         } else {
-            let mut opts = self.options(Some(TEXT_BUDGET));
-            opts.counters = exec::has_counter_columns(&conn);
+            let opts = self.options(Some(TEXT_BUDGET));
             let naive = exec::read_ir(&prepared.plan);
             let (after, fired) = crate::tq::ir::optimize(naive.clone(), &opts);
             let rules = fired.0.iter().map(|(k, v)| format!("{k} ×{v}")).collect();

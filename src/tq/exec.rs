@@ -104,28 +104,14 @@ pub fn fold(v: rusqlite::types::ValueRef<'_>) -> Option<String> {
     }
 }
 
-/// The planner's catalog read in ONE statement: live metadata keys (sorted)
-/// and user views (name → text).
+/// The planner's catalog read in ONE statement: live metadata keys (sorted,
+/// by a loose index scan) and user views (name → text); see
+/// [`crate::store::reader::CATALOG_SQL`].
 pub fn read_catalog(
     conn: &Connection,
 ) -> rusqlite::Result<(Vec<String>, BTreeMap<String, String>)> {
-    let st = sql::catalog();
-    let mut stmt = conn.prepare(&st.sql)?;
-    let mut rows = stmt.query([])?;
-    let mut keys = Vec::new();
-    let mut views = BTreeMap::new();
-    while let Some(r) = rows.next()? {
-        let tag: String = r.get(0)?;
-        let name: String = r.get(1)?;
-        if tag == "k" {
-            keys.push(name);
-        } else {
-            let q: String = r.get(2)?;
-            views.insert(name, q);
-        }
-    }
-    keys.sort();
-    Ok((keys, views))
+    let c = crate::store::reader::read_catalog(conn)?;
+    Ok((c.meta_keys, c.user_views))
 }
 
 /// True when the store's `tasks` table has the maintained counter columns
@@ -232,7 +218,8 @@ fn key_text(v: ValueRef<'_>, ty: FieldType) -> Option<String> {
 /// Runs `st` and reads its rows as `p`'s final shape.
 pub fn fetch(conn: &Connection, st: &Statement, p: &Pipeline) -> Result<Output, ExecError> {
     let inner = || -> rusqlite::Result<Output> {
-        let mut stmt = conn.prepare(&st.sql)?;
+        // Cached: a warm reader runs the same statement shapes again and again.
+        let mut stmt = conn.prepare_cached(&st.sql)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(st.params.iter()))?;
         Ok(match &p.shaper {
             None => {

@@ -80,9 +80,15 @@ impl Lower {
                     format!("{t}.obs_count")
                 }
             }
-            Field::EdgeCount if self.counters => format!(
-                "COALESCE({t}.child_count + {t}.lateral_out + {t}.lateral_in + ({t}.parent_task_id IS NOT NULL), 0)"
-            ),
+            // `tasks.edge_count` is schema 2's virtual column over the
+            // counters (indexed for `hub-tasks`).
+            Field::EdgeCount if self.counters => {
+                if self.reflect {
+                    format!("COALESCE({t}.edge_count, 0)")
+                } else {
+                    format!("{t}.edge_count")
+                }
+            }
             Field::ObsCount => {
                 format!("(SELECT count(*) FROM observations fo WHERE fo.task_id = {t}.id)")
             }

@@ -292,9 +292,22 @@ impl Lower {
     /// The ORDER BY list delivering `order` over `row` (stage aliased `x`);
     /// `None` for [`Order::Any`].
     fn order_by(&mut self, order: &Order, row: &Row) -> Option<String> {
+        self.order_by_id(order, row, "x.id")
+    }
+
+    /// [`Lower::order_by`] with `id` as the row's id. Task slugs are unique,
+    /// so the id breaks ties only where reflection rows may share a name; a
+    /// key that is never NULL on a task row needs no `IS NULL` term (both
+    /// keep an index on `(key, slug)` usable).
+    fn order_by_id(&mut self, order: &Order, row: &Row, id: &str) -> Option<String> {
+        let tie = if row.r.is_some() {
+            format!(", {id}")
+        } else {
+            String::new()
+        };
         match order {
             Order::Rank => Some("x.ord".to_string()),
-            Order::Slug => Some(format!("{}, x.id", self.field(&Field::Slug, row))),
+            Order::Slug => Some(format!("{}{tie}", self.field(&Field::Slug, row))),
             Order::Key(f, dir) => {
                 let e = self.field(f, row);
                 let slug = self.field(&Field::Slug, row);
@@ -302,7 +315,21 @@ impl Lower {
                     Dir::Asc => "ASC",
                     Dir::Desc => "DESC",
                 };
-                Some(format!("({e}) IS NULL, ({e}) {d}, {slug}, x.id"))
+                let never_null = row.r.is_none()
+                    && matches!(
+                        f,
+                        Field::Slug
+                            | Field::Status
+                            | Field::CreatedTs
+                            | Field::UpdatedTs
+                            | Field::ObsCount
+                            | Field::EdgeCount
+                    );
+                if never_null {
+                    Some(format!("{e} {d}, {slug}{tie}"))
+                } else {
+                    Some(format!("({e}) IS NULL, ({e}) {d}, {slug}{tie}"))
+                }
             }
             Order::Any => None,
         }
@@ -414,13 +441,24 @@ impl Lower {
                 dir,
                 n,
             } => {
-                let s = self.rel(input);
-                let (row, join) = self.row_join(&s);
                 let key = Order::Key(field.clone(), *dir);
-                let ob = self.order_by(&key, &row).unwrap_or_default();
-                let n = self.int(*n);
-                let limit = self.d.limit(&n);
-                let s = self.cte(format!("SELECT x.id, 0 {join} ORDER BY {ob} {limit}"));
+                let s = if let Node::Scan { from, conds } = &input.node {
+                    // Straight on the table: an index on the key serves it.
+                    let body = self.scan_body(from, conds, "0");
+                    let ob = self
+                        .order_by_id(&key, &Row::task("t"), "t.id")
+                        .unwrap_or_default();
+                    let n = self.int(*n);
+                    let limit = self.d.limit(&n);
+                    self.cte(format!("{body} ORDER BY {ob} {limit}"))
+                } else {
+                    let s = self.rel(input);
+                    let (row, join) = self.row_join(&s);
+                    let ob = self.order_by(&key, &row).unwrap_or_default();
+                    let n = self.int(*n);
+                    let limit = self.d.limit(&n);
+                    self.cte(format!("SELECT x.id, 0 {join} ORDER BY {ob} {limit}"))
+                };
                 self.ranked_if(s, want_rank, &key)
             }
             Node::Pass(input) => {
@@ -437,6 +475,17 @@ impl Lower {
     /// A scan of `tasks t` over the candidate rows of `from`, filtered by
     /// `conds`; ranked by slug when `want_rank`.
     fn scan(&mut self, from: &Base, conds: &[Cond], want_rank: bool) -> String {
+        let ord = if want_rank {
+            self.d.row_number("t.slug")
+        } else {
+            "0".to_string()
+        };
+        let body = self.scan_body(from, conds, &ord);
+        self.cte(body)
+    }
+
+    /// `SELECT t.id, {ord} FROM tasks t WHERE ...` for a scan.
+    fn scan_body(&mut self, from: &Base, conds: &[Cond], ord: &str) -> String {
         let mut wh: Vec<String> = Vec::new();
         match from {
             Base::Tasks => {}
@@ -470,17 +519,12 @@ impl Lower {
         for c in conds {
             wh.push(self.cond(c, &row));
         }
-        let ord = if want_rank {
-            self.d.row_number("t.slug")
-        } else {
-            "0".to_string()
-        };
         let wh = if wh.is_empty() {
             String::new()
         } else {
             format!(" WHERE {}", wh.join(" AND "))
         };
-        self.cte(format!("SELECT t.id, {ord} FROM tasks t{wh}"))
+        format!("SELECT t.id, {ord} FROM tasks t{wh}")
     }
 
     /// `c` on `row` as a non-NULL 0/1 SQL expression (task columns of a
@@ -500,6 +544,7 @@ impl Lower {
             Cond::Or(cs) => self.conds(cs, " OR ", "0", row),
             Cond::Not(c) => format!("(NOT {})", self.cond(c, row)),
             Cond::Exists(trav) => self.exists(trav, &t),
+            Cond::Linked if self.counters => nonnull(row, format!("{t}.edge_count > 0")),
             Cond::Linked => format!(
                 "({t}.parent_task_id IS NOT NULL OR EXISTS (SELECT 1 FROM tasks lc WHERE lc.parent_task_id = {t}.id) OR EXISTS (SELECT 1 FROM edges le WHERE le.src_id = {t}.id) OR EXISTS (SELECT 1 FROM edges le WHERE le.dst_id = {t}.id))"
             ),
