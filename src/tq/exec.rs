@@ -118,13 +118,10 @@ pub fn read_catalog(
 /// (`obs_count`, `child_count`, `lateral_out`, `lateral_in`; schema 2), so
 /// the `counter-columns` rewrite may read them. A failure reads as false.
 pub fn has_counter_columns(conn: &Connection) -> bool {
-    conn.query_row(
-        "SELECT count(*) FROM pragma_table_info('tasks') WHERE name IN ('obs_count', 'child_count', 'lateral_out', 'lateral_in')",
-        [],
-        |r| r.get::<_, i64>(0),
-    )
-    .map(|n| n == 4)
-    .unwrap_or(false)
+    let st = sql::counter_columns_probe();
+    conn.query_row(&st.sql, [], |r| r.get::<_, i64>(0))
+        .map(|n| n == 4)
+        .unwrap_or(false)
 }
 
 /// The final shape of a pipeline as a [`Tail`].

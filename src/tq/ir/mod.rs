@@ -210,7 +210,7 @@ impl Rel {
         )
     }
 
-    /// Calls `f` on each direct child relation.
+    /// The direct child relations (traversal/closure inputs, operands).
     pub fn children_mut(&mut self) -> Vec<&mut Rel> {
         match &mut self.node {
             Node::Scan { from, .. } => match from {

@@ -164,6 +164,15 @@ pub fn catalog() -> Statement {
     }
 }
 
+/// How many of the four counter columns `tasks` has (4 on schema 2; see
+/// `exec::has_counter_columns`).
+pub fn counter_columns_probe() -> Statement {
+    Statement {
+        sql: "SELECT count(*) FROM pragma_table_info('tasks') WHERE name IN ('obs_count', 'child_count', 'lateral_out', 'lateral_in')".to_string(),
+        params: Vec::new(),
+    }
+}
+
 /// `SELECT id FROM tasks WHERE slug = ?1` (mutation targets, write path).
 pub fn task_id(slug: &str) -> Statement {
     Statement {
