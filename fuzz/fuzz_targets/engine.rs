@@ -5,7 +5,6 @@
 //! Seeded from ../grammar/examples.
 #![no_main]
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use cairn::session::Session;
@@ -26,9 +25,8 @@ fn slug(i: usize) -> String {
 
 /// Twelve tasks: a plan of phases, depends-on and related edges (a cycle),
 /// metadata, observations, every status.
-fn fixture() -> &'static Fx {
-    static FX: OnceLock<Fx> = OnceLock::new();
-    FX.get_or_init(|| {
+fn fixture() -> Fx {
+    {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
         let store = Store::open(&dir.path().join("cairn.db")).unwrap_or_else(|e| panic!("{e}"));
         let sid = "fuzz";
@@ -68,7 +66,13 @@ fn fixture() -> &'static Fx {
             store,
             session,
         }
-    })
+    }
+}
+
+thread_local! {
+    /// The store, built once per fuzzing process (a `Store` is not `Sync`;
+    /// libFuzzer runs inputs on one thread).
+    static FX: Fx = fixture();
 }
 
 fn data_version(store: &Store) -> i64 {
@@ -82,7 +86,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let fx = fixture();
+    FX.with(|fx| run(fx, text));
+});
+
+fn run(fx: &Fx, text: &str) {
     let mut on = Engine::new();
     on.time_limit = Duration::from_millis(500);
     let mut off = on.clone();
@@ -100,4 +107,4 @@ fuzz_target!(|data: &[u8]| {
     let a = a.map_err(|d| d.message);
     let b = b.map_err(|d| d.message);
     assert!(a == b, "optimized and unoptimized differ on {text}\n{a:?}\n{b:?}");
-});
+}
