@@ -33,19 +33,42 @@ fn fixture() -> Fx {
         let ts = 1_767_225_600;
         let mut ev = Vec::new();
         for i in 0..12 {
-            ev.push(NewEvent::task_create(sid, ts + i as i64, &slug(i), None, None));
+            ev.push(NewEvent::task_create(
+                sid,
+                ts + i as i64,
+                &slug(i),
+                None,
+                None,
+            ));
             let st = Status::ALL[i % Status::ALL.len()];
             if st != Status::Active {
                 ev.push(NewEvent::update_status(sid, ts + 50, &slug(i), st));
             }
             for o in 0..(i % 3) {
-                ev.push(NewEvent::observation(sid, ts + 60, &slug(i), &format!("obs {o}")));
+                ev.push(NewEvent::observation(
+                    sid,
+                    ts + 60,
+                    &slug(i),
+                    &format!("obs {o}"),
+                ));
             }
         }
         for i in 1..6 {
-            ev.push(NewEvent::fork(sid, ts + 70, &slug(0), &slug(i), EdgeType::PhaseOf));
+            ev.push(NewEvent::fork(
+                sid,
+                ts + 70,
+                &slug(0),
+                &slug(i),
+                EdgeType::PhaseOf,
+            ));
         }
-        ev.push(NewEvent::fork(sid, ts + 71, &slug(3), &slug(7), EdgeType::ForkedFrom));
+        ev.push(NewEvent::fork(
+            sid,
+            ts + 71,
+            &slug(3),
+            &slug(7),
+            EdgeType::ForkedFrom,
+        ));
         for (a, b, e) in [
             (2, 1, EdgeType::DependsOn),
             (3, 2, EdgeType::DependsOn),
@@ -55,9 +78,27 @@ fn fixture() -> Fx {
         ] {
             ev.push(NewEvent::link(sid, ts + 80, &slug(a), &slug(b), e));
         }
-        ev.push(NewEvent::set_metadata(sid, ts + 90, &slug(1), "priority", "high"));
-        ev.push(NewEvent::set_metadata(sid, ts + 90, &slug(2), "objective", "ship it"));
-        ev.push(NewEvent::set_metadata(sid, ts + 90, &slug(4), "display-name", "Four"));
+        ev.push(NewEvent::set_metadata(
+            sid,
+            ts + 90,
+            &slug(1),
+            "priority",
+            "high",
+        ));
+        ev.push(NewEvent::set_metadata(
+            sid,
+            ts + 90,
+            &slug(2),
+            "objective",
+            "ship it",
+        ));
+        ev.push(NewEvent::set_metadata(
+            sid,
+            ts + 90,
+            &slug(4),
+            "display-name",
+            "Four",
+        ));
         store.write(&ev).unwrap_or_else(|e| panic!("{e}"));
         let mut session = Session::new();
         session.current = Some(slug(0));
@@ -97,14 +138,18 @@ fn run(fx: &Fx, text: &str) {
     let before = data_version(&fx.store);
     let a = on.run(&fx.store, &fx.session, text, Surface::Read);
     let b = off.run(&fx.store, &fx.session, text, Surface::Read);
-    assert!(data_version(&fx.store) == before, "a read changed the store: {text}");
-    let timed_out = |r: &Result<String, cairn::tq::Diagnostic>| {
-        matches!(r, Err(d) if d.message.contains("limit"))
-    };
+    assert!(
+        data_version(&fx.store) == before,
+        "a read changed the store: {text}"
+    );
+    let timed_out = |r: &Result<String, cairn::tq::Diagnostic>| matches!(r, Err(d) if d.message.contains("limit"));
     if timed_out(&a) || timed_out(&b) {
         return;
     }
     let a = a.map_err(|d| d.message);
     let b = b.map_err(|d| d.message);
-    assert!(a == b, "optimized and unoptimized differ on {text}\n{a:?}\n{b:?}");
+    assert!(
+        a == b,
+        "optimized and unoptimized differ on {text}\n{a:?}\n{b:?}"
+    );
 }
