@@ -21,9 +21,10 @@ use super::ast::{Query, Surface};
 use super::diagnostic::{DiagKind, Diagnostic};
 use super::exec::{self, ExecError};
 use super::front;
+use super::ir::Options;
 use super::mutate::{self, WriteError};
 use super::plan::{self, Catalog, Plan};
-use super::render::{Output, render};
+use super::render::{Output, TEXT_BUDGET, render};
 use super::sql::{self, Statement};
 use crate::session::Session;
 use crate::store::{Store, StoreError};
@@ -37,6 +38,9 @@ pub struct Engine {
     /// How long one query may run before it is interrupted with
     /// `Query error: the query ran past its N s limit.`
     pub time_limit: Duration,
+    /// Run the IR rewrites (default true; `cairn query --no-optimize` turns
+    /// them off, for bug reports and the differential tests; docs/planner.md).
+    pub optimize: bool,
 }
 
 impl Default for Engine {
@@ -59,6 +63,13 @@ pub struct Prepared {
 /// its SQL, parameters and SQLite's `EXPLAIN QUERY PLAN` rows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explain {
+    /// A read query's IR before the rewrites (docs/planner.md "The IR");
+    /// `None` for a write query (its segments are lowered naively).
+    pub ir: Option<String>,
+    /// The IR after the rewrites (`None` for a write query).
+    pub optimized: Option<String>,
+    /// The rules that fired, `rule ×N` in name order (empty: none or write).
+    pub rules: Vec<String>,
     /// The statements, in execution order.
     pub statements: Vec<ExplainedStatement>,
 }
@@ -102,6 +113,7 @@ impl Engine {
     pub fn new() -> Engine {
         Engine {
             time_limit: DEFAULT_TIME_LIMIT,
+            optimize: true,
         }
     }
 
@@ -141,8 +153,23 @@ impl Engine {
         text: &str,
         surface: Surface,
     ) -> Result<String, Diagnostic> {
-        self.run_value(store, session, text, surface)
-            .map(|o| render(&o))
+        let opts = self.options(Some(TEXT_BUDGET));
+        self.run_with(store, session, surface, &opts, |keys| {
+            front::compile(text, keys)
+        })
+        .map(|o| render(&o))
+    }
+
+    /// The optimizer options of this engine; `text_budget` when the caller
+    /// renders text (rows that cannot be shown are not enriched).
+    pub fn options(&self, text_budget: Option<usize>) -> Options {
+        Options {
+            enabled: self.optimize,
+            text_budget,
+            // Every store this build opens is migrated to schema 2, which
+            // keeps the counter columns (`store::schema::V2_COUNTERS`).
+            counters: true,
+        }
     }
 
     /// Compiles and runs `text` on `surface`; the structured result.
@@ -153,7 +180,10 @@ impl Engine {
         text: &str,
         surface: Surface,
     ) -> Result<Output, Diagnostic> {
-        self.run_with(store, session, surface, |keys| front::compile(text, keys))
+        let opts = self.options(None);
+        self.run_with(store, session, surface, &opts, |keys| {
+            front::compile(text, keys)
+        })
     }
 
     /// Plans and runs an already typed `query` on `surface` (no text is
@@ -169,7 +199,8 @@ impl Engine {
         query: &Query,
         surface: Surface,
     ) -> Result<Output, Diagnostic> {
-        self.run_with(store, session, surface, |_| Ok(query.clone()))
+        let opts = self.options(None);
+        self.run_with(store, session, surface, &opts, |_| Ok(query.clone()))
     }
 
     /// Opens a reader, prepares the query `compile` yields (given the live
@@ -179,6 +210,7 @@ impl Engine {
         store: &Store,
         session: &Session,
         surface: Surface,
+        opts: &Options,
         compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
     ) -> Result<Output, Diagnostic> {
         let mut reader = store.warm_reader().map_err(execution_failure)?;
@@ -197,7 +229,7 @@ impl Engine {
             reader
                 .init_once(exec::register_functions)
                 .map_err(execution_failure)?;
-            self.run_read_limited(reader.conn_mut(), &prepared)
+            self.run_read_limited(reader.conn_mut(), &prepared, opts)
         }
     }
 
@@ -253,8 +285,19 @@ impl Engine {
         conn: &mut Connection,
         prepared: &Prepared,
     ) -> Result<Output, Diagnostic> {
+        let opts = self.options(None);
+        self.execute_read_with(conn, prepared, &opts)
+    }
+
+    /// [`Engine::execute_read`] under explicit optimizer options.
+    pub fn execute_read_with(
+        &self,
+        conn: &mut Connection,
+        prepared: &Prepared,
+        opts: &Options,
+    ) -> Result<Output, Diagnostic> {
         exec::register_functions(conn).map_err(execution_failure)?;
-        self.run_read_limited(conn, prepared)
+        self.run_read_limited(conn, prepared, opts)
     }
 
     /// Runs a read plan on `conn`, whose SQL functions are registered, under
@@ -263,11 +306,12 @@ impl Engine {
         &self,
         conn: &mut Connection,
         prepared: &Prepared,
+        opts: &Options,
     ) -> Result<Output, Diagnostic> {
         let deadline = Instant::now() + self.time_limit;
         conn.progress_handler(1000, Some(move || Instant::now() >= deadline))
             .map_err(execution_failure)?;
-        let out = exec::run_read(conn, &prepared.plan);
+        let out = exec::run_read_with(conn, &prepared.plan, opts);
         let _ = conn.progress_handler(0, None::<fn() -> bool>);
         out.map_err(|e| self.exec_diag(e))
     }
@@ -310,10 +354,19 @@ impl Engine {
         let conn = store.reader().map_err(execution_failure)?;
         let prepared = self.prepare(&conn, session, text, surface)?;
         exec::register_functions(&conn).map_err(execution_failure)?;
-        let statements = if prepared.plan.writes() {
-            mutate::statements(&prepared.plan)
+        let (statements, ir, optimized, rules) = if prepared.plan.writes() {
+            (mutate::statements(&prepared.plan), None, None, Vec::new())
         } else {
-            vec![exec::read_statement(&prepared.plan)]
+            let opts = self.options(Some(TEXT_BUDGET));
+            let naive = exec::read_ir(&prepared.plan);
+            let (after, fired) = crate::tq::ir::optimize(naive.clone(), &opts);
+            let rules = fired.0.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
+            (
+                vec![sql::lower_ir(&after)],
+                Some(naive.to_string()),
+                Some(after.to_string()),
+                rules,
+            )
         };
         let mut out = Vec::new();
         for st in statements {
@@ -324,7 +377,12 @@ impl Engine {
                 plan,
             });
         }
-        Ok(Explain { statements: out })
+        Ok(Explain {
+            ir,
+            optimized,
+            rules,
+            statements: out,
+        })
     }
 }
 

@@ -10,10 +10,11 @@ use rusqlite::{Connection, ToSql};
 
 use super::ast::FieldType;
 use super::diagnostic::Diagnostic;
+use super::ir::{self, Fired, Ir, Options};
 use super::plan::{Pipeline, Plan, Shaper};
 use super::registry;
 use super::render::{Cell, Output, ProjRow, TaskRow, group};
-use super::sql::{self, FOLD_FN, MISSING_CURRENT_FN, Param, Start, Statement, Tail};
+use super::sql::{self, FOLD_FN, MISSING_CURRENT_FN, Param, Statement, Tail};
 
 /// Marks an error raised by our own SQL function, carrying a query error text.
 const QUERY_ERROR_MARK: &str = "tq-query-error: ";
@@ -113,6 +114,16 @@ pub fn read_catalog(
     Ok((c.meta_keys, c.user_views))
 }
 
+/// True when the store's `tasks` table has the maintained counter columns
+/// (`obs_count`, `child_count`, `lateral_out`, `lateral_in`; schema 2), so
+/// the `counter-columns` rewrite may read them. A failure reads as false.
+pub fn has_counter_columns(conn: &Connection) -> bool {
+    let st = sql::counter_columns_probe();
+    conn.query_row(&st.sql, [], |r| r.get::<_, i64>(0))
+        .map(|n| n == 4)
+        .unwrap_or(false)
+}
+
 /// The final shape of a pipeline as a [`Tail`].
 pub fn tail_of(p: &Pipeline) -> Tail<'_> {
     match &p.shaper {
@@ -126,20 +137,44 @@ pub fn tail_of(p: &Pipeline) -> Tail<'_> {
     }
 }
 
-/// The one statement of a read plan.
-pub fn read_statement(plan: &Plan) -> Statement {
-    sql::lower(
+/// The naive IR of a read plan (every producing node ranked): what
+/// `--no-optimize` lowers and what the rewrites start from.
+pub fn read_ir(plan: &Plan) -> Ir {
+    ir::build(
         &plan.main,
         &plan.main.steps,
-        &Start::Source,
-        &tail_of(&plan.main),
+        None,
+        tail_of(&plan.main).shape(),
         plan.reflect,
     )
 }
 
-/// Runs the one statement of a read-only plan on `conn`.
+/// The read plan's IR after the rewrites `opts` allows, with the rules that
+/// fired.
+pub fn optimized_ir(plan: &Plan, opts: &Options) -> (Ir, Fired) {
+    ir::optimize(read_ir(plan), opts)
+}
+
+/// The one statement of a read plan, optimized with the default options.
+pub fn read_statement(plan: &Plan) -> Statement {
+    read_statement_with(plan, &Options::default())
+}
+
+/// The one statement of a read plan under `opts` (`opts.enabled` false: the
+/// naive lowering).
+pub fn read_statement_with(plan: &Plan, opts: &Options) -> Statement {
+    sql::lower_ir(&optimized_ir(plan, opts).0)
+}
+
+/// Runs the one statement of a read-only plan on `conn` (optimized, default
+/// options).
 pub fn run_read(conn: &Connection, plan: &Plan) -> Result<Output, ExecError> {
-    fetch(conn, &read_statement(plan), &plan.main)
+    run_read_with(conn, plan, &Options::default())
+}
+
+/// Runs the one statement of a read-only plan on `conn` under `opts`.
+pub fn run_read_with(conn: &Connection, plan: &Plan, opts: &Options) -> Result<Output, ExecError> {
+    fetch(conn, &read_statement_with(plan, opts), &plan.main)
 }
 
 fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {

@@ -2,8 +2,10 @@
 //! view expansion with cycle detection, operand surfaces, terminal shapers.
 //!
 //! The planner knows no SQL and no rusqlite. It takes the catalog (user views,
-//! live metadata keys, the current task) as data and returns a [`Plan`] that
-//! `sql.rs` lowers to one statement per pipeline segment.
+//! live metadata keys, the current task) as data and returns a [`Plan`];
+//! `ir::build` turns a plan into the relational IR that `ir::optimize`
+//! rewrites and `sql::lower_ir` lowers to one statement per pipeline segment
+//! (docs/planner.md "The IR").
 
 use std::collections::BTreeMap;
 
