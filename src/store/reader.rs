@@ -127,10 +127,10 @@ impl WarmReader {
             .conn
             .prepare_cached("PRAGMA data_version")?
             .query_row([], |r| r.get(0))?;
-        if let Some((v, c)) = &self.catalog {
-            if *v == version {
-                return Ok(Arc::clone(c));
-            }
+        if let Some((v, c)) = &self.catalog
+            && *v == version
+        {
+            return Ok(Arc::clone(c));
         }
         let c = Arc::new(read_catalog(&self.conn)?);
         self.catalog_loads += 1;
