@@ -128,3 +128,32 @@ fn long_pipelines_are_bounded_on_a_small_stack() {
     assert_eq!(out.0, Err(cairn::tq::plan::STEPS_ERROR.to_string()));
     assert_eq!(out.1, Ok("14".to_string()));
 }
+
+/// Found by the reference proptest: under `(:count)` the final SELECT must
+/// not bind the parameters of an order nobody reads (a metadata sort key
+/// bound but unused is SQLite's "wrong number of parameters").
+#[test]
+fn count_after_a_take_over_a_metadata_sort_binds_only_what_it_uses() {
+    let f = common::seeded();
+    for (q, want) in [
+        (
+            "(-> (all) (:sort :priority :asc) (:take 2) (:take 2) (:count))",
+            "2",
+        ),
+        (
+            "(-> (all) (:sort :priority :asc) (:where (= :slug \"active\")) (:take 0) (:count))",
+            "0",
+        ),
+        ("(-> (all) (:sort :priority :desc) (:take 3) (:count))", "3"),
+    ] {
+        for optimize in [true, false] {
+            let mut e = cairn::tq::engine::Engine::new();
+            e.optimize = optimize;
+            assert_eq!(
+                e.run(&f.store, &f.session, q, Surface::Read),
+                Ok(want.to_string()),
+                "{q} optimize={optimize}"
+            );
+        }
+    }
+}

@@ -677,6 +677,11 @@ impl Lower {
             _ => (s.to_string(), order.clone()),
         };
         let s = s.as_str();
+        if matches!(shape, Shape::Count) {
+            // No order, and nothing bound for one (an unused parameter is
+            // an error).
+            return format!("SELECT count(*) FROM {s}");
+        }
         let (row, join) = self.row_join(s);
         let ob = match self.order_by(&order, &row) {
             Some(ob) => format!(" ORDER BY {ob}"),
