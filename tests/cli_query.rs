@@ -315,8 +315,28 @@ fn explain_prints_sql_parameters_and_plan() {
     );
     assert_eq!(o.code, 0, "{}", o.stderr);
     let lines: Vec<&str> = o.stdout.lines().collect();
-    assert_eq!(lines[0], "-- statement 1 of 1");
-    assert_eq!(lines[1], "WITH RECURSIVE");
+    // The IR before and after the rewrites, and the rules that fired
+    // (docs/planner.md "Rewrites").
+    assert_eq!(
+        lines[..9],
+        [
+            "-- IR",
+            "tasks",
+            "  filter (has :priority) [rank]",
+            "    scan tasks where status in (open, active, blocked) and live [rank]",
+            "-- rules fired",
+            "filter-fusion ×1",
+            "order-elision ×1",
+            "-- optimized IR",
+            "tasks",
+        ]
+    );
+    assert_eq!(
+        lines[9],
+        "  scan tasks where status in (open, active, blocked) and live and (has :priority) [slug]"
+    );
+    assert_eq!(lines[10], "-- statement 1 of 1");
+    assert_eq!(lines[11], "WITH RECURSIVE");
     assert!(o.stdout.contains("FROM tasks"), "{}", o.stdout);
     assert!(o.stdout.contains("FROM task_metadata"), "{}", o.stdout);
     assert!(lines.contains(&"-- parameters"));
@@ -325,7 +345,7 @@ fn explain_prints_sql_parameters_and_plan() {
     let plan = &lines[plan_at + 1..];
     assert!(
         plan.iter()
-            .any(|l| l.contains("SEARCH tasks USING INDEX tasks_status")),
+            .any(|l| l.contains("SEARCH t USING INDEX tasks_status")),
         "{plan:?}"
     );
     assert!(plan.iter().any(|l| l.contains("task_metadata")), "{plan:?}");
@@ -606,4 +626,42 @@ fn closed_pipes_are_quiet_on_every_output_path() {
         true,
     );
     assert_eq!(code, Some(2));
+}
+
+#[test]
+fn no_optimize_answers_alike_and_fires_no_rule() {
+    let fx = seed();
+    for q in [
+        "(-> (all) (:minus (dormant)) (:ids))",
+        "(-> (all) (:where (= (count (:follow :phase-of)) 0)) (:sort :obs-count :desc) (:take 2))",
+        "(query \"plan-frontier\")",
+    ] {
+        let on = cairn(&fx, &["query", "--current", &common::s("plan"), q], None);
+        let off = cairn(
+            &fx,
+            &["query", "--no-optimize", "--current", &common::s("plan"), q],
+            None,
+        );
+        assert_eq!(on.code, 0, "{q}: {}", on.stderr);
+        assert_eq!(
+            (off.code, off.stdout.as_str()),
+            (0, on.stdout.as_str()),
+            "{q}"
+        );
+    }
+    let o = cairn(
+        &fx,
+        &[
+            "query",
+            "--no-optimize",
+            "--explain",
+            "(-> (all) (:minus (dormant)) (:ids))",
+        ],
+        None,
+    );
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let lines: Vec<&str> = o.stdout.lines().collect();
+    let at = lines.iter().position(|l| *l == "-- rules fired").unwrap();
+    assert_eq!(lines[at + 1], "(none)");
+    assert!(o.stdout.contains("EXCEPT"), "{}", o.stdout);
 }

@@ -38,9 +38,14 @@ pub struct QueryArgs {
     /// text: exactly what MCP returns; json: structured data.
     #[arg(long, value_enum, default_value_t = Format::Text, value_name = "FORMAT")]
     pub format: Format,
-    /// Print the SQL, its parameters and SQLite's query plan instead of running.
+    /// Print the IR before and after the rewrites (and the rules that fired),
+    /// the SQL, its parameters and SQLite's query plan instead of running.
     #[arg(long)]
     pub explain: bool,
+    /// Turn the compiler's rewrites off (the naive lowering; for bug reports:
+    /// the answer must not change).
+    #[arg(long)]
+    pub no_optimize: bool,
     /// The current task for this query, so (current) and the plan,
     /// plan-frontier, frontier and knowledge views work.
     #[arg(long, value_name = "SLUG")]
@@ -89,7 +94,8 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
         emit_err(&msg);
         return Ok(ExitCode::from(1));
     }
-    let engine = Engine::new();
+    let mut engine = Engine::new();
+    engine.optimize = !args.no_optimize;
     let surface = if args.write {
         Surface::Write
     } else {
@@ -188,6 +194,17 @@ pub fn run_json(
 pub fn explain_text(ex: &Explain) -> String {
     let n = ex.statements.len();
     let mut out = Vec::new();
+    if let (Some(before), Some(after)) = (&ex.ir, &ex.optimized) {
+        out.push("-- IR".to_string());
+        out.push(before.clone());
+        out.push("-- rules fired".to_string());
+        if ex.rules.is_empty() {
+            out.push("(none)".to_string());
+        }
+        out.extend(ex.rules.iter().cloned());
+        out.push("-- optimized IR".to_string());
+        out.push(after.clone());
+    }
     for (k, st) in ex.statements.iter().enumerate() {
         out.push(format!("-- statement {} of {n}", k + 1));
         out.push(st.sql.trim_end().to_string());

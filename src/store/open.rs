@@ -12,7 +12,8 @@ use super::error::StoreError;
 use super::event::LoggedEvent;
 use super::log::Logs;
 use super::log::reconcile::SyncState;
-use super::schema::{MIGRATIONS, SCHEMA_VERSION};
+use super::reader::WarmReader;
+use super::schema::{MIGRATIONS, SCHEMA_VERSION, Step};
 use super::slug;
 
 /// How long a connection waits for another writer before giving up (30 s).
@@ -31,6 +32,8 @@ pub struct Store {
     pub(crate) logs: Option<Logs>,
     /// What the per-call reconcile check last saw.
     pub(crate) sync_state: RefCell<SyncState>,
+    /// The warm read-only connection, opened on first use (`reader.rs`).
+    pub(crate) warm: RefCell<Option<WarmReader>>,
 }
 
 impl Store {
@@ -84,6 +87,7 @@ impl Store {
             path: path.to_path_buf(),
             logs,
             sync_state: RefCell::new(SyncState::default()),
+            warm: RefCell::new(None),
         };
         store.reconcile(false)?;
         Ok(store)
@@ -152,13 +156,10 @@ impl Store {
         mint_slug_on(&self.conn, name, today)
     }
 
-    /// Live metadata keys: distinct `task_metadata.key`, sorted.
+    /// Live metadata keys: distinct `task_metadata.key`, sorted (a loose
+    /// index scan, see [`super::reader::CATALOG_SQL`]).
     pub fn metadata_keys(&self) -> Result<Vec<String>, StoreError> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT DISTINCT key FROM task_metadata ORDER BY key")?;
-        let rows = stmt.query_map([], |r| r.get(0))?;
-        Ok(rows.collect::<Result<Vec<String>, _>>()?)
+        Ok(super::reader::read_catalog(&self.conn)?.meta_keys)
     }
 
     /// The whole log in arrival order (`seq`), `data` parsed.
@@ -307,9 +308,9 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
     }
     let from =
         usize::try_from(version).map_err(|_| StoreError::BadSchemaVersion(version.to_string()))?;
-    for step in MIGRATIONS.iter().skip(from) {
-        for batch in step.iter() {
-            tx.execute_batch(batch)?;
+    for steps in MIGRATIONS.iter().skip(from) {
+        for step in steps.iter() {
+            run_step(&tx, step)?;
         }
     }
     tx.execute(
@@ -318,6 +319,27 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
         params![SCHEMA_VERSION.to_string()],
     )?;
     tx.commit()?;
+    Ok(())
+}
+
+/// Runs one migration step on `conn` (inside the migration transaction).
+fn run_step(conn: &Connection, step: &Step) -> Result<(), StoreError> {
+    match step {
+        Step::Sql(batch) => conn.execute_batch(batch)?,
+        Step::AddColumns { table, columns } => {
+            // `table_xinfo` also lists generated columns.
+            let mut stmt = conn.prepare("SELECT name FROM pragma_table_xinfo(?1)")?;
+            let have = stmt
+                .query_map(params![table], |r| r.get::<_, String>(0))?
+                .collect::<Result<Vec<_>, _>>()?;
+            for (column, decl) in columns.iter() {
+                if !have.iter().any(|h| h == column) {
+                    // Identifiers come from `schema.rs`, never from input.
+                    conn.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {decl}"))?;
+                }
+            }
+        }
+    }
     Ok(())
 }
 

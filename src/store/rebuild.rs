@@ -82,7 +82,7 @@ const DIGEST_QUERIES: [(&str, &str); 10] = [
         "tasks",
         "SELECT t.slug, t.depot, p.slug, t.status, t.description, t.created_ts, t.updated_ts,
                 t.status_ts, t.description_ts, t.project_id, t.status_eid, t.description_eid,
-                t.parent_ts, t.parent_eid
+                t.parent_ts, t.parent_eid, t.obs_count, t.child_count, t.lateral_out, t.lateral_in
          FROM tasks t LEFT JOIN tasks p ON p.id = t.parent_task_id ORDER BY t.slug",
     ),
     (
@@ -144,7 +144,8 @@ pub(crate) fn rebuild_in(conn: &Connection) -> Result<(), StoreError> {
     let triggers: Vec<(String, String)> = conn
         .prepare(
             "SELECT name, sql FROM sqlite_master
-             WHERE type = 'trigger' AND tbl_name = 'observations' ORDER BY name",
+             WHERE type = 'trigger' AND tbl_name = 'observations' AND sql LIKE '%obs_fts%'
+             ORDER BY name",
         )?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
@@ -307,19 +308,14 @@ fn projection_triggers(
 }
 
 /// Re-folds the whole log on an aside copy with the FTS triggers off (the
-/// index is cleared with `'delete-all'` and built once at the end). Returns
+/// index is cleared with `'delete-all'` and built once at the end; the
+/// counter triggers stay on). Returns
 /// the highest `seq` folded.
 fn refold_aside(conn: &Connection) -> Result<i64, StoreError> {
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    let triggers = projection_triggers(&tx, "main")?;
-    for (name, _) in &triggers {
-        tx.execute_batch(&format!("DROP TRIGGER \"{}\"", name.replace('"', "\"\"")))?;
-    }
-    tx.execute("INSERT INTO obs_fts(obs_fts) VALUES ('delete-all')", [])?;
+    // `rebuild_in` takes the FTS triggers off itself; the counter triggers
+    // (obs_count, child_count, lateral_*) must stay on while it folds.
     rebuild_in(&tx)?;
-    for (_, sql) in &triggers {
-        tx.execute_batch(sql)?;
-    }
     let through: i64 =
         tx.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
     tx.commit()?;

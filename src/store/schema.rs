@@ -8,7 +8,8 @@
 //! different ids still compare equal.
 
 /// The schema version this build writes and expects (`schema_meta.version`).
-pub const SCHEMA_VERSION: i64 = 1;
+/// Version 2 added the counter columns of [`V2_COUNTERS`].
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// The DDL of version 1: the log, the projection, its FTS index and the
 /// indexes the planner's SQL joins on. Idempotent (`IF NOT EXISTS`).
@@ -170,8 +171,121 @@ CREATE TABLE IF NOT EXISTS view_state (
 );
 "#;
 
+/// The edge-count expression over a `tasks` row (spec/tq.md field
+/// `edge-count`: lateral edges in and out, plus children, plus 1 with a
+/// parent), as the virtual column `tasks.edge_count` computes it.
+pub const EDGE_COUNT_EXPR: &str =
+    "lateral_in + lateral_out + child_count + (parent_task_id IS NOT NULL)";
+
+/// Version 2's counter columns of `tasks` (docs/store.md "Counter columns"),
+/// pure functions of the projection and so of the log:
+///
+/// - `obs_count`: rows of `observations` with `task_id = id`;
+/// - `child_count`: rows of `tasks` with `parent_task_id = id`;
+/// - `lateral_out` / `lateral_in`: rows of `edges` with `src_id = id` /
+///   `dst_id = id` (depends-on and related);
+/// - `edge_count` (VIRTUAL, computed from the others): [`EDGE_COUNT_EXPR`].
+///
+/// Each entry is `(column, declaration)`; added with `ALTER TABLE tasks ADD
+/// COLUMN` when missing (so re-running the migration is harmless).
+pub const V2_COUNTERS: &[(&str, &str)] = &[
+    ("obs_count", "INTEGER NOT NULL DEFAULT 0"),
+    ("child_count", "INTEGER NOT NULL DEFAULT 0"),
+    ("lateral_out", "INTEGER NOT NULL DEFAULT 0"),
+    ("lateral_in", "INTEGER NOT NULL DEFAULT 0"),
+    (
+        "edge_count",
+        "INTEGER GENERATED ALWAYS AS (lateral_in + lateral_out + child_count + (parent_task_id IS NOT NULL)) VIRTUAL",
+    ),
+];
+
+/// Version 2 after the columns exist: fills the counters of existing rows
+/// from the projection, then installs the triggers that keep them exact on
+/// every insert, delete and move of an observation, an edge or a parent
+/// pointer (whichever code path writes them: the fold, rebuild, tests), and
+/// the indexes the `busy` and `hub-tasks` views sort by (`ORDER BY obs_count
+/// DESC, slug` / `ORDER BY edge_count DESC, slug` walk them in order and stop
+/// after the `:take`). Idempotent.
+pub const DDL_V2_COUNTERS: &str = r#"
+UPDATE tasks SET
+    obs_count   = (SELECT count(*) FROM observations o WHERE o.task_id = tasks.id),
+    child_count = (SELECT count(*) FROM tasks c WHERE c.parent_task_id = tasks.id),
+    lateral_out = (SELECT count(*) FROM edges e WHERE e.src_id = tasks.id),
+    lateral_in  = (SELECT count(*) FROM edges e WHERE e.dst_id = tasks.id);
+
+CREATE TRIGGER IF NOT EXISTS counters_obs_ai AFTER INSERT ON observations BEGIN
+    UPDATE tasks SET obs_count = obs_count + 1 WHERE id = new.task_id;
+END;
+CREATE TRIGGER IF NOT EXISTS counters_obs_ad AFTER DELETE ON observations BEGIN
+    UPDATE tasks SET obs_count = obs_count - 1 WHERE id = old.task_id;
+END;
+CREATE TRIGGER IF NOT EXISTS counters_obs_au AFTER UPDATE OF task_id ON observations
+WHEN old.task_id IS NOT new.task_id BEGIN
+    UPDATE tasks SET obs_count = obs_count - 1 WHERE id = old.task_id;
+    UPDATE tasks SET obs_count = obs_count + 1 WHERE id = new.task_id;
+END;
+
+CREATE TRIGGER IF NOT EXISTS counters_edges_ai AFTER INSERT ON edges BEGIN
+    UPDATE tasks SET lateral_out = lateral_out + 1 WHERE id = new.src_id;
+    UPDATE tasks SET lateral_in = lateral_in + 1 WHERE id = new.dst_id;
+END;
+CREATE TRIGGER IF NOT EXISTS counters_edges_ad AFTER DELETE ON edges BEGIN
+    UPDATE tasks SET lateral_out = lateral_out - 1 WHERE id = old.src_id;
+    UPDATE tasks SET lateral_in = lateral_in - 1 WHERE id = old.dst_id;
+END;
+CREATE TRIGGER IF NOT EXISTS counters_edges_au AFTER UPDATE OF src_id, dst_id ON edges
+WHEN old.src_id IS NOT new.src_id OR old.dst_id IS NOT new.dst_id BEGIN
+    UPDATE tasks SET lateral_out = lateral_out - 1 WHERE id = old.src_id;
+    UPDATE tasks SET lateral_in = lateral_in - 1 WHERE id = old.dst_id;
+    UPDATE tasks SET lateral_out = lateral_out + 1 WHERE id = new.src_id;
+    UPDATE tasks SET lateral_in = lateral_in + 1 WHERE id = new.dst_id;
+END;
+
+CREATE TRIGGER IF NOT EXISTS counters_parent_ai AFTER INSERT ON tasks
+WHEN new.parent_task_id IS NOT NULL BEGIN
+    UPDATE tasks SET child_count = child_count + 1 WHERE id = new.parent_task_id;
+END;
+CREATE TRIGGER IF NOT EXISTS counters_parent_ad AFTER DELETE ON tasks
+WHEN old.parent_task_id IS NOT NULL BEGIN
+    UPDATE tasks SET child_count = child_count - 1 WHERE id = old.parent_task_id;
+END;
+CREATE TRIGGER IF NOT EXISTS counters_parent_au AFTER UPDATE OF parent_task_id ON tasks
+WHEN old.parent_task_id IS NOT new.parent_task_id BEGIN
+    UPDATE tasks SET child_count = child_count - 1 WHERE id = old.parent_task_id;
+    UPDATE tasks SET child_count = child_count + 1 WHERE id = new.parent_task_id;
+END;
+
+CREATE INDEX IF NOT EXISTS tasks_obs_count ON tasks(obs_count DESC, slug);
+CREATE INDEX IF NOT EXISTS tasks_edge_count ON tasks(edge_count DESC, slug);
+"#;
+
+/// One step of a forward migration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// An idempotent SQL batch.
+    Sql(&'static str),
+    /// `ALTER TABLE table ADD COLUMN column declaration`, skipped when the
+    /// column already exists (SQLite has no `ADD COLUMN IF NOT EXISTS`).
+    AddColumns {
+        /// The table.
+        table: &'static str,
+        /// `(column, declaration)` pairs, added in order.
+        columns: &'static [(&'static str, &'static str)],
+    },
+}
+
 /// Forward migrations: `MIGRATIONS[v]` takes a store from version `v` to
-/// `v + 1` (each entry is a list of SQL batches run in order, in one
+/// `v + 1` (each entry is a list of steps run in order, in one
 /// `BEGIN IMMEDIATE` transaction with the version stamp). Version 0 is an
-/// empty or unstamped file. Never drops user data.
-pub const MIGRATIONS: &[&[&str]] = &[&[DDL_V1, DDL_V1_FOLD_STATE]];
+/// empty or unstamped file. Never drops user data; every step is idempotent,
+/// so a store whose stamp is behind its tables migrates cleanly.
+pub const MIGRATIONS: &[&[Step]] = &[
+    &[Step::Sql(DDL_V1), Step::Sql(DDL_V1_FOLD_STATE)],
+    &[
+        Step::AddColumns {
+            table: "tasks",
+            columns: V2_COUNTERS,
+        },
+        Step::Sql(DDL_V2_COUNTERS),
+    ],
+];

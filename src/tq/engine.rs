@@ -1,8 +1,10 @@
 //! `Engine`, the one door into `tq` (spec/tq.md; docs/planner.md): text →
 //! compile → plan → one SQL statement → rows → text.
 //!
-//! Read plans run on a NEW read-only connection (`Store::reader`, defence in
-//! depth) under SQLite's progress handler for the time limit. Write plans
+//! Read plans run on the store's warm read-only connection
+//! (`Store::warm_reader`: statement cache, catalog cached by
+//! `PRAGMA data_version`; read-only as defence in depth) under SQLite's
+//! progress handler for the time limit. Write plans
 //! run inside one `Store::write_with` transaction under a watchdog that
 //! interrupts the connection at the limit (the store's connection is shared,
 //! so its progress handler is not ours to set); either way an interrupted
@@ -22,9 +24,10 @@ use super::ast::{Query, Surface};
 use super::diagnostic::{DiagKind, Diagnostic};
 use super::exec::{self, ExecError};
 use super::front;
+use super::ir::Options;
 use super::mutate::{self, WriteError};
 use super::plan::{self, Catalog, Plan};
-use super::render::{Output, render};
+use super::render::{Output, TEXT_BUDGET, render};
 use super::sql::{self, Statement};
 use crate::session::Session;
 use crate::store::{Store, StoreError};
@@ -74,6 +77,9 @@ pub struct Engine {
     pub cancel: Cancel,
     /// A pause at every shaping deadline check (zero outside tests).
     shaping_pause: Duration,
+    /// Run the IR rewrites (default true; `cairn query --no-optimize` turns
+    /// them off, for bug reports and the differential tests; docs/planner.md).
+    pub optimize: bool,
 }
 
 impl Default for Engine {
@@ -96,6 +102,13 @@ pub struct Prepared {
 /// its SQL, parameters and SQLite's `EXPLAIN QUERY PLAN` rows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explain {
+    /// A read query's IR before the rewrites (docs/planner.md "The IR");
+    /// `None` for a write query (its segments are lowered naively).
+    pub ir: Option<String>,
+    /// The IR after the rewrites (`None` for a write query).
+    pub optimized: Option<String>,
+    /// The rules that fired, `rule ×N` in name order (empty: none or write).
+    pub rules: Vec<String>,
     /// The statements, in execution order.
     pub statements: Vec<ExplainedStatement>,
 }
@@ -146,6 +159,7 @@ impl Engine {
             time_limit: DEFAULT_TIME_LIMIT,
             cancel: Cancel::new(),
             shaping_pause: Duration::ZERO,
+            optimize: true,
         }
     }
 
@@ -216,8 +230,23 @@ impl Engine {
         text: &str,
         surface: Surface,
     ) -> Result<String, Diagnostic> {
-        self.run_value(store, session, text, surface)
-            .map(|o| render(&o))
+        let opts = self.options(Some(TEXT_BUDGET));
+        self.run_with(store, session, surface, &opts, |keys| {
+            front::compile(text, keys)
+        })
+        .map(|o| render(&o))
+    }
+
+    /// The optimizer options of this engine; `text_budget` when the caller
+    /// renders text (rows that cannot be shown are not enriched).
+    pub fn options(&self, text_budget: Option<usize>) -> Options {
+        Options {
+            enabled: self.optimize,
+            text_budget,
+            // Every store this build opens is migrated to schema 2, which
+            // keeps the counter columns (`store::schema::V2_COUNTERS`).
+            counters: true,
+        }
     }
 
     /// Compiles and runs `text` on `surface`; the structured result.
@@ -228,7 +257,10 @@ impl Engine {
         text: &str,
         surface: Surface,
     ) -> Result<Output, Diagnostic> {
-        self.run_with(store, session, surface, |keys| front::compile(text, keys))
+        let opts = self.options(None);
+        self.run_with(store, session, surface, &opts, |keys| {
+            front::compile(text, keys)
+        })
     }
 
     /// Plans and runs an already typed `query` on `surface` (no text is
@@ -244,7 +276,8 @@ impl Engine {
         query: &Query,
         surface: Surface,
     ) -> Result<Output, Diagnostic> {
-        self.run_with(store, session, surface, |_| Ok(query.clone()))
+        let opts = self.options(None);
+        self.run_with(store, session, surface, &opts, |_| Ok(query.clone()))
     }
 
     /// Opens a reader, prepares the query `compile` yields (given the live
@@ -254,15 +287,26 @@ impl Engine {
         store: &Store,
         session: &Session,
         surface: Surface,
+        opts: &Options,
         compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
     ) -> Result<Output, Diagnostic> {
-        let mut conn = store.reader().map_err(execution_failure)?;
-        let prepared = self.prepare_with(&conn, session, surface, compile)?;
+        let mut reader = store.warm_reader().map_err(execution_failure)?;
+        let catalog = reader.catalog().map_err(execution_failure)?;
+        let prepared = self.plan_with(
+            catalog.meta_keys.clone(),
+            catalog.user_views.clone(),
+            session,
+            surface,
+            compile,
+        )?;
         if prepared.plan.writes() {
-            drop(conn);
+            drop(reader);
             self.execute_write(store, session, &prepared.plan)
         } else {
-            self.execute_read(&mut conn, &prepared)
+            reader
+                .init_once(exec::register_functions)
+                .map_err(execution_failure)?;
+            self.run_read_limited(reader.conn_mut(), &prepared, opts)
         }
     }
 
@@ -288,6 +332,19 @@ impl Engine {
         compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
     ) -> Result<Prepared, Diagnostic> {
         let (meta_keys, user_views) = exec::read_catalog(conn).map_err(execution_failure)?;
+        self.plan_with(meta_keys, user_views, session, surface, compile)
+    }
+
+    /// Builds the typed query with `compile` (given the live metadata keys)
+    /// and plans it for `surface` against that catalog.
+    fn plan_with(
+        &self,
+        meta_keys: Vec<String>,
+        user_views: std::collections::BTreeMap<String, String>,
+        session: &Session,
+        surface: Surface,
+        compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
+    ) -> Result<Prepared, Diagnostic> {
         let query = compile(&meta_keys)?;
         let cat = Catalog {
             user_views,
@@ -305,7 +362,29 @@ impl Engine {
         conn: &mut Connection,
         prepared: &Prepared,
     ) -> Result<Output, Diagnostic> {
+        let opts = self.options(None);
+        self.execute_read_with(conn, prepared, &opts)
+    }
+
+    /// [`Engine::execute_read`] under explicit optimizer options.
+    pub fn execute_read_with(
+        &self,
+        conn: &mut Connection,
+        prepared: &Prepared,
+        opts: &Options,
+    ) -> Result<Output, Diagnostic> {
         exec::register_functions(conn).map_err(execution_failure)?;
+        self.run_read_limited(conn, prepared, opts)
+    }
+
+    /// Runs a read plan on `conn`, whose SQL functions are registered, under
+    /// the time limit.
+    fn run_read_limited(
+        &self,
+        conn: &mut Connection,
+        prepared: &Prepared,
+        opts: &Options,
+    ) -> Result<Output, Diagnostic> {
         let deadline = Instant::now() + self.time_limit;
         let cancel = self.cancel.clone();
         conn.progress_handler(
@@ -314,12 +393,7 @@ impl Engine {
         )
         .map_err(execution_failure)?;
         let shaping = exec::Deadline::at(deadline).with_pause(self.shaping_pause);
-        let out = exec::fetch(
-            conn,
-            &exec::read_statement(&prepared.plan),
-            &prepared.plan.main,
-            &shaping,
-        );
+        let out = exec::run_read_within(conn, &prepared.plan, opts, &shaping);
         let _ = conn.progress_handler(0, None::<fn() -> bool>);
         out.map_err(|e| self.exec_diag(e))
     }
@@ -392,10 +466,19 @@ impl Engine {
         let conn = store.reader().map_err(execution_failure)?;
         let prepared = self.prepare(&conn, session, text, surface)?;
         exec::register_functions(&conn).map_err(execution_failure)?;
-        let statements = if prepared.plan.writes() {
-            mutate::statements(&prepared.plan)
+        let (statements, ir, optimized, rules) = if prepared.plan.writes() {
+            (mutate::statements(&prepared.plan), None, None, Vec::new())
         } else {
-            vec![exec::read_statement(&prepared.plan)]
+            let opts = self.options(Some(TEXT_BUDGET));
+            let naive = exec::read_ir(&prepared.plan);
+            let (after, fired) = crate::tq::ir::optimize(naive.clone(), &opts);
+            let rules = fired.0.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
+            (
+                vec![sql::lower_ir(&after)],
+                Some(naive.to_string()),
+                Some(after.to_string()),
+                rules,
+            )
         };
         let mut out = Vec::new();
         for st in statements {
@@ -406,7 +489,12 @@ impl Engine {
                 plan,
             });
         }
-        Ok(Explain { statements: out })
+        Ok(Explain {
+            ir,
+            optimized,
+            rules,
+            statements: out,
+        })
     }
 }
 

@@ -11,10 +11,11 @@ use rusqlite::{Connection, ToSql};
 
 use super::ast::FieldType;
 use super::diagnostic::Diagnostic;
+use super::ir::{self, Fired, Ir, Options};
 use super::plan::{Pipeline, Plan, Shaper};
 use super::registry;
 use super::render::{Cell, Output, ProjRow, TaskRow, group_checked};
-use super::sql::{self, FOLD_FN, MISSING_CURRENT_FN, Param, Start, Statement, Tail};
+use super::sql::{self, FOLD_FN, MISSING_CURRENT_FN, Param, Statement, Tail};
 
 /// Marks an error raised by our own SQL function, carrying a query error text.
 const QUERY_ERROR_MARK: &str = "tq-query-error: ";
@@ -147,28 +148,24 @@ pub fn fold(v: rusqlite::types::ValueRef<'_>) -> Option<String> {
     }
 }
 
-/// The planner's catalog read in ONE statement: live metadata keys (sorted)
-/// and user views (name → text).
+/// The planner's catalog read in ONE statement: live metadata keys (sorted,
+/// by a loose index scan) and user views (name → text); see
+/// [`crate::store::reader::CATALOG_SQL`].
 pub fn read_catalog(
     conn: &Connection,
 ) -> rusqlite::Result<(Vec<String>, BTreeMap<String, String>)> {
-    let st = sql::catalog();
-    let mut stmt = conn.prepare(&st.sql)?;
-    let mut rows = stmt.query([])?;
-    let mut keys = Vec::new();
-    let mut views = BTreeMap::new();
-    while let Some(r) = rows.next()? {
-        let tag: String = r.get(0)?;
-        let name: String = r.get(1)?;
-        if tag == "k" {
-            keys.push(name);
-        } else {
-            let q: String = r.get(2)?;
-            views.insert(name, q);
-        }
-    }
-    keys.sort();
-    Ok((keys, views))
+    let c = crate::store::reader::read_catalog(conn)?;
+    Ok((c.meta_keys, c.user_views))
+}
+
+/// True when the store's `tasks` table has the maintained counter columns
+/// (`obs_count`, `child_count`, `lateral_out`, `lateral_in`; schema 2), so
+/// the `counter-columns` rewrite may read them. A failure reads as false.
+pub fn has_counter_columns(conn: &Connection) -> bool {
+    let st = sql::counter_columns_probe();
+    conn.query_row(&st.sql, [], |r| r.get::<_, i64>(0))
+        .map(|n| n == 4)
+        .unwrap_or(false)
 }
 
 /// The final shape of a pipeline as a [`Tail`].
@@ -184,21 +181,57 @@ pub fn tail_of(p: &Pipeline) -> Tail<'_> {
     }
 }
 
-/// The one statement of a read plan.
-pub fn read_statement(plan: &Plan) -> Statement {
-    sql::lower(
+/// The naive IR of a read plan (every producing node ranked): what
+/// `--no-optimize` lowers and what the rewrites start from.
+pub fn read_ir(plan: &Plan) -> Ir {
+    ir::build(
         &plan.main,
         &plan.main.steps,
-        &Start::Source,
-        &tail_of(&plan.main),
+        None,
+        tail_of(&plan.main).shape(),
         plan.reflect,
     )
 }
 
-/// Runs the one statement of a read-only plan on `conn`.
-/// (No time limit of its own: the caller sets one on `conn`.)
+/// The read plan's IR after the rewrites `opts` allows, with the rules that
+/// fired.
+pub fn optimized_ir(plan: &Plan, opts: &Options) -> (Ir, Fired) {
+    ir::optimize(read_ir(plan), opts)
+}
+
+/// The one statement of a read plan, optimized with the default options.
+pub fn read_statement(plan: &Plan) -> Statement {
+    read_statement_with(plan, &Options::default())
+}
+
+/// The one statement of a read plan under `opts` (`opts.enabled` false: the
+/// naive lowering).
+pub fn read_statement_with(plan: &Plan, opts: &Options) -> Statement {
+    sql::lower_ir(&optimized_ir(plan, opts).0)
+}
+
+/// Runs the one statement of a read-only plan on `conn` (optimized, default
+/// options). (No time limit of its own: the caller sets one on `conn`.)
 pub fn run_read(conn: &Connection, plan: &Plan) -> Result<Output, ExecError> {
-    fetch(conn, &read_statement(plan), &plan.main, &Deadline::none())
+    run_read_with(conn, plan, &Options::default())
+}
+
+/// Runs the one statement of a read-only plan on `conn` under `opts`, with
+/// no shaping deadline.
+pub fn run_read_with(conn: &Connection, plan: &Plan, opts: &Options) -> Result<Output, ExecError> {
+    run_read_within(conn, plan, opts, &Deadline::none())
+}
+
+/// Runs the one statement of a read-only plan on `conn` under `opts`, its
+/// result shaped under `deadline`.
+/// Errors: [`ExecError::Interrupted`] once the deadline has passed.
+pub fn run_read_within(
+    conn: &Connection,
+    plan: &Plan,
+    opts: &Options,
+    deadline: &Deadline,
+) -> Result<Output, ExecError> {
+    fetch(conn, &read_statement_with(plan, opts), &plan.main, deadline)
 }
 
 fn task_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<TaskRow> {
@@ -284,7 +317,8 @@ pub const SHAPING_CHECK_EVERY: usize = 4096;
 /// [`shape`]). Reading drives SQLite, so its interrupt bounds it.
 pub fn fetch_rows(conn: &Connection, st: &Statement, p: &Pipeline) -> Result<Fetched, ExecError> {
     let inner = || -> rusqlite::Result<Fetched> {
-        let mut stmt = conn.prepare(&st.sql)?;
+        // Cached: a warm reader runs the same statement shapes again and again.
+        let mut stmt = conn.prepare_cached(&st.sql)?;
         let mut rows = stmt.query(rusqlite::params_from_iter(st.params.iter()))?;
         Ok(Fetched::Done(match &p.shaper {
             None => {

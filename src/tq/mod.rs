@@ -7,6 +7,7 @@ pub mod diagnostic;
 pub mod engine;
 pub mod exec;
 pub mod front;
+pub mod ir;
 pub mod lexer;
 pub mod mutate;
 pub mod parser;

@@ -18,6 +18,28 @@ pub fn print(q: &Query) -> String {
     out
 }
 
+/// The canonical print of one predicate (as inside `(:where ...)`); used by
+/// the IR's explain text (docs/planner.md "The IR").
+pub fn print_pred(p: &Pred) -> String {
+    let mut out = String::new();
+    pred(&mut out, p);
+    out
+}
+
+/// The canonical print of a field keyword (`:slug`, `:priority`).
+pub fn print_field(f: &Field) -> String {
+    let mut out = String::new();
+    field(&mut out, f);
+    out
+}
+
+/// The canonical print of a traversal (`:follow :phase-of`).
+pub fn print_trav(t: &Trav) -> String {
+    let mut out = String::new();
+    trav(&mut out, t);
+    out
+}
+
 fn query(out: &mut String, q: &Query) {
     if q.steps.is_empty() {
         source(out, &q.source.node);

@@ -310,3 +310,101 @@ pub fn query() -> impl Strategy<Value = Query> {
         q
     })
 }
+
+/// Leaves the optimizer rewrites: counts compared with 0 and 1 (both
+/// spellings of "none" and "some"), `:edge-count` against 0, `(has :parent)`.
+pub fn rule_leaf() -> impl Strategy<Value = Pred> {
+    let zero_one = prop_oneof![
+        Just((Cmp::Gt, 0.0)),
+        Just((Cmp::Ge, 1.0)),
+        Just((Cmp::Lt, 1.0)),
+        Just((Cmp::Le, 0.0)),
+        Just((Cmp::Gt, 1.0)),
+    ];
+    prop_oneof![
+        (trav(), 0i64..2).prop_map(|(t, i)| Pred::Eq(Value::Count(t), Lit::Int(i))),
+        (trav(), zero_one.clone()).prop_map(|(t, (c, n))| Pred::Compare(c, Value::Count(t), n)),
+        zero_one.prop_map(|(c, n)| Pred::Compare(c, Value::Field(Field::EdgeCount), n)),
+        (0i64..2).prop_map(|i| Pred::Eq(Value::Field(Field::EdgeCount), Lit::Int(i))),
+        Just(Pred::Has(Field::Parent)),
+        leaf(),
+    ]
+}
+
+/// Predicates built from [`rule_leaf`] (nested under and/or/not, where the
+/// rewrites must still reach them).
+pub fn rule_pred() -> impl Strategy<Value = Pred> {
+    rule_leaf().prop_recursive(2, 6, 2, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 1..3).prop_map(Pred::And),
+            prop::collection::vec(inner.clone(), 1..3).prop_map(Pred::Or),
+            inner.prop_map(|p| Pred::Not(Box::new(p))),
+        ]
+    })
+}
+
+/// Sources the set-operation rewrites inline as predicates (scans of the
+/// task table), plus `(current)` and views.
+pub fn table_source() -> impl Strategy<Value = Source> {
+    prop_oneof![
+        3 => Just(Source::All),
+        3 => Just(Source::Active),
+        3 => Just(Source::Dormant),
+        1 => prop::sample::select(vec!["task-a", "TASK", "b"]).prop_map(|s| Source::Node(s.into())),
+        1 => Just(Source::Current),
+        1 => prop::sample::select(cairn::tq::registry::builtin_views().iter().map(|v| v.name).collect::<Vec<_>>())
+            .prop_map(|n| Source::View(n.to_string())),
+        1 => Just(Source::Fields),
+    ]
+}
+
+/// Step chunks that reach every rewrite: filters, sort-then-take pairs,
+/// set operations over bare sources and over pipelines (nested `depth`
+/// deep), traversals, closures, enrichment.
+pub fn rule_chunk(depth: u32) -> BoxedStrategy<Vec<Step>> {
+    let sort = (any_field(), prop::sample::select(vec![Dir::Asc, Dir::Desc]));
+    let base = prop_oneof![
+        4 => rule_pred().prop_map(|p| vec![Step::Where(p)]),
+        2 => (sort, 0i64..4).prop_map(|((f, d), n)| vec![Step::Sort(f, d), Step::Take(n)]),
+        1 => (0i64..4).prop_map(|n| vec![Step::Take(n)]),
+        1 => trav().prop_map(|t| vec![Step::Traverse(t)]),
+        1 => prop::collection::vec(any_edge(), 1..3).prop_map(|e| vec![Step::Closure(e)]),
+        1 => Just(vec![Step::Enrich]),
+    ];
+    if depth == 0 {
+        return base.boxed();
+    }
+    prop_oneof![
+        3 => base,
+        2 => (
+            prop::sample::select(vec![SetOp::Union, SetOp::Intersect, SetOp::Minus, SetOp::OrElse]),
+            rule_set_query(depth - 1)
+        )
+            .prop_map(|(op, q)| vec![Step::SetOp(op, Box::new(q))]),
+    ]
+    .boxed()
+}
+
+/// A set query for the optimizer's tests: a table source and up to three
+/// [`rule_chunk`]s.
+pub fn rule_set_query(depth: u32) -> BoxedStrategy<Query> {
+    (
+        table_source(),
+        prop::collection::vec(rule_chunk(depth), 0..4),
+    )
+        .prop_map(|(s, chunks)| Query {
+            source: sp(s),
+            steps: chunks.into_iter().flatten().map(sp).collect(),
+        })
+        .boxed()
+}
+
+/// A read query for the optimizer's tests (operands nest two deep).
+pub fn rule_query() -> impl Strategy<Value = Query> {
+    (rule_set_query(2), shaper()).prop_map(|(mut q, s)| {
+        if let Some(s) = s {
+            q.steps.push(sp(s));
+        }
+        q
+    })
+}

@@ -3,7 +3,7 @@
 //! 0/1, so `NOT` never meets SQL's third truth value: an absent field fails
 //! `=`, `>`, `matches`, and `(not ...)` of that succeeds.
 
-use super::{FOLD_FN, Lower};
+use super::Lower;
 use crate::store::model::EdgeClass;
 use crate::tq::ast::{Cmp, DateOp, Field, FieldType, Lit, Pred, Prop, Quant, Trav, TravDir, Value};
 use crate::tq::registry;
@@ -73,6 +73,22 @@ impl Lower {
             Field::CreatedTs => format!("{t}.created_ts"),
             Field::UpdatedTs => format!("{t}.updated_ts"),
             Field::StatusTs => format!("{t}.status_ts"),
+            Field::ObsCount if self.counters => {
+                if self.reflect {
+                    format!("COALESCE({t}.obs_count, 0)")
+                } else {
+                    format!("{t}.obs_count")
+                }
+            }
+            // `tasks.edge_count` is schema 2's virtual column over the
+            // counters (indexed for `hub-tasks`).
+            Field::EdgeCount if self.counters => {
+                if self.reflect {
+                    format!("COALESCE({t}.edge_count, 0)")
+                } else {
+                    format!("{t}.edge_count")
+                }
+            }
             Field::ObsCount => {
                 format!("(SELECT count(*) FROM observations fo WHERE fo.task_id = {t}.id)")
             }
@@ -146,7 +162,7 @@ impl Lower {
             Pred::Matches(f, s) => {
                 let e = self.field(f, row);
                 let p = self.text(s);
-                format!("COALESCE(instr({FOLD_FN}({e}), {FOLD_FN}({p})) > 0, 0)")
+                format!("COALESCE({}, 0)", self.d.contains_folded(&e, &p))
             }
             Pred::Compare(cmp, v, n) => {
                 let (e, ty) = self.value(v, row);

@@ -1,22 +1,29 @@
 //! Plan → ONE SQL statement plus bound parameters (spec/tq.md §2; design in
 //! `docs/planner.md`). The only place that spells SQL for queries.
 //!
-//! Shape: `WITH RECURSIVE` and one CTE per step, each stage a relation
+//! Input: the relational IR (`tq::ir`), optimized or not. Shape: `WITH
+//! RECURSIVE` and one CTE per IR node that needs one, each a relation
 //! `sK(id, ord)`: `id` a `tasks.id` (or a negative reflection-row id), `ord`
-//! the rank that carries the order rules of §2. The final SELECT is the
-//! shaper (or the task lines) ordered by `ord`. User text only ever reaches
-//! the statement as a numbered parameter `?N`; identifiers and the few
-//! literals spelled here come from the registry and the closed vocabularies.
+//! a rank only where the node's order is [`Order::Rank`] (else 0; a lazy
+//! order is the consumer's `ORDER BY`). The final SELECT is the shape,
+//! ordered by the root's order. User text only ever reaches the statement as
+//! a numbered parameter `?N`; identifiers and the few literals spelled here
+//! come from the registry and the closed vocabularies; engine-specific
+//! spellings go through [`Dialect`].
 
+mod dialect;
 mod expr;
 mod reflect;
+
+pub use dialect::{Dialect, SQLITE, Sqlite};
 
 pub use expr::{UNIVERSAL_ABOVE, UNIVERSAL_SHIFT, clock};
 
 use expr::{Row, edge_lit};
 
-use super::ast::{Dir, EdgeType, Field, SetOp, TravDir};
-use super::plan::{Mutation, PSource, PStep, Pipeline, ReflKind};
+use super::ast::{Dir, EdgeType, Field, SetOp, Status, TravDir};
+use super::ir::{self, Base, Cond, Ir, Node, Order, Rel, Shape};
+use super::plan::{Mutation, PStep, Pipeline};
 use crate::store::model::EdgeClass;
 
 /// A bound parameter value.
@@ -83,10 +90,28 @@ pub enum Tail<'a> {
     Targets(&'a Mutation),
 }
 
+impl Tail<'_> {
+    /// The IR shape of this tail.
+    pub fn shape(&self) -> Shape {
+        match self {
+            Tail::Tasks { enriched } => Shape::Tasks {
+                enriched: *enriched,
+                enrich_first: None,
+            },
+            Tail::Ids => Shape::Ids,
+            Tail::Count => Shape::Count,
+            Tail::Select(fs) => Shape::Select(fs.to_vec()),
+            Tail::GroupBy(f) => Shape::GroupBy((*f).clone()),
+            Tail::Targets(m) => Shape::Targets((*m).clone()),
+        }
+    }
+}
+
 /// Lowers `steps` of pipeline `p` (starting at `start`) and `tail` to one
-/// statement. `reflect` must be true when any source of the whole query is
-/// reflective (it adds the `refl` relation). Mutation steps inside `steps`
-/// pass their input through (the executor splits the pipeline at them).
+/// statement, unoptimized (the write path: mutation targets carry ranks).
+/// `reflect` must be true when any source of the whole query is reflective
+/// (it adds the `refl` relation). Mutation steps inside `steps` pass their
+/// input through (the executor splits the pipeline at them).
 pub fn lower(
     p: &Pipeline,
     steps: &[PStep],
@@ -94,24 +119,36 @@ pub fn lower(
     tail: &Tail<'_>,
     reflect: bool,
 ) -> Statement {
+    let start = match start {
+        Start::Source => None,
+        Start::Carried(json) => Some(json.as_str()),
+    };
+    lower_ir(&ir::build(p, steps, start, tail.shape(), reflect))
+}
+
+/// Lowers an IR (optimized or not) to ONE statement through [`SQLITE`].
+pub fn lower_ir(ir: &Ir) -> Statement {
     let mut l = Lower {
         params: Vec::new(),
         ctes: Vec::new(),
         n: 0,
         alias: 0,
-        reflect,
+        reflect: ir.reflect,
+        counters: ir.counters,
+        status_off_index: false,
+        d: &SQLITE,
     };
-    if reflect {
-        let mut kinds = Vec::new();
-        collect_kinds(p, &mut kinds);
-        kinds.sort();
-        kinds.dedup();
-        let refl = l.reflection(&kinds);
+    if ir.reflect {
+        let refl = l.reflection(&ir.kinds);
         l.ctes.push(refl);
     }
-    let stage = l.pipeline(p, steps, start);
-    let fin = l.tail(&stage, tail);
-    let sql = format!("WITH RECURSIVE\n{}\n{}", l.ctes.join(",\n"), fin);
+    let stage = l.rel(&ir.root);
+    let fin = l.tail(&stage, &ir.root.order, &ir.shape);
+    let sql = if l.ctes.is_empty() {
+        fin
+    } else {
+        format!("{}\n{}\n{}", l.d.with_recursive(), l.ctes.join(",\n"), fin)
+    };
     Statement {
         sql,
         params: l.params,
@@ -124,6 +161,15 @@ pub fn lower(
 pub fn catalog() -> Statement {
     Statement {
         sql: "SELECT 'k', key, NULL FROM (SELECT DISTINCT key FROM task_metadata) UNION ALL SELECT 'v', name, query FROM named_views".to_string(),
+        params: Vec::new(),
+    }
+}
+
+/// How many of the four counter columns `tasks` has (4 on schema 2; see
+/// `exec::has_counter_columns`).
+pub fn counter_columns_probe() -> Statement {
+    Statement {
+        sql: "SELECT count(*) FROM pragma_table_info('tasks') WHERE name IN ('obs_count', 'child_count', 'lateral_out', 'lateral_in')".to_string(),
         params: Vec::new(),
     }
 }
@@ -162,19 +208,6 @@ pub const MISSING_CURRENT_FN: &str = "tq_missing_current";
 /// ASCII-only `lower()`); the executor registers it (`exec::fold`).
 pub const FOLD_FN: &str = "tq_fold";
 
-fn collect_kinds(p: &Pipeline, out: &mut Vec<ReflKind>) {
-    match &p.source {
-        PSource::Reflect(k) => out.push(*k),
-        PSource::View(v) => collect_kinds(v, out),
-        _ => {}
-    }
-    for s in &p.steps {
-        if let PStep::SetOp(_, sub) = s {
-            collect_kinds(sub, out);
-        }
-    }
-}
-
 /// The statement builder.
 pub(crate) struct Lower {
     params: Vec<Param>,
@@ -182,12 +215,32 @@ pub(crate) struct Lower {
     n: usize,
     alias: usize,
     reflect: bool,
+    /// Count fields read the counter columns (`Ir::counters`).
+    counters: bool,
+    /// Status tests are kept off `tasks_status` (a top-N walks its key's
+    /// index instead; see `Node::TopN`).
+    status_off_index: bool,
+    d: &'static dyn Dialect,
 }
 
 /// See `Lower::cte`: how often a stage is materialized (bounds nesting).
 const MATERIALIZE_EVERY: usize = 24;
 
-const NOT_RESERVED: &str = "substr(slug, 1, 1) <> '@'";
+/// `e` as a non-NULL 0/1 on `row`: as is on a task-only row (slug and status
+/// are NOT NULL there, and the bare form keeps indexes usable), wrapped in
+/// `COALESCE(e, 0)` where the row may be a reflection row.
+fn nonnull(row: &Row, e: String) -> String {
+    if row.r.is_some() {
+        format!("COALESCE({e}, 0)")
+    } else {
+        e
+    }
+}
+
+fn status_list(ss: &[Status]) -> String {
+    let names: Vec<String> = ss.iter().map(|s| format!("'{}'", s.as_str())).collect();
+    names.join(", ")
+}
 
 impl Lower {
     /// Binds text, returns `?N`.
@@ -221,7 +274,7 @@ impl Lower {
         // would nest past SQLite's subquery depth limit. Every
         // MATERIALIZE_EVERY-th stage is materialized to bound the nesting.
         let hint = if self.n.is_multiple_of(MATERIALIZE_EVERY) {
-            "MATERIALIZED "
+            self.d.materialized()
         } else {
             ""
         };
@@ -249,70 +302,221 @@ impl Lower {
         }
     }
 
-    /// Ranks a set of ids (`ids` selects one column) by slug, then id.
-    fn ranked(&mut self, ids: String, tasks_only: bool) -> String {
-        if tasks_only || !self.reflect {
-            self.cte(format!(
-                "SELECT t.id, ROW_NUMBER() OVER (ORDER BY t.slug) FROM tasks t WHERE t.id IN ({ids})"
-            ))
+    /// The ORDER BY list delivering `order` over `row` (stage aliased `x`);
+    /// `None` for [`Order::Any`].
+    fn order_by(&mut self, order: &Order, row: &Row) -> Option<String> {
+        self.order_by_id(order, row, "x.id")
+    }
+
+    /// [`Lower::order_by`] with `id` as the row's id. Task slugs are unique,
+    /// so the id breaks ties only where reflection rows may share a name; a
+    /// key that is never NULL on a task row needs no `IS NULL` term (both
+    /// keep an index on `(key, slug)` usable).
+    fn order_by_id(&mut self, order: &Order, row: &Row, id: &str) -> Option<String> {
+        let tie = if row.r.is_some() {
+            format!(", {id}")
         } else {
-            self.cte(format!(
-                "SELECT u.id, ROW_NUMBER() OVER (ORDER BY COALESCE(t.slug, r.slug), u.id) FROM ({ids}) u LEFT JOIN tasks t ON t.id = u.id LEFT JOIN refl r ON r.id = u.id"
-            ))
-        }
-    }
-
-    fn pipeline(&mut self, p: &Pipeline, steps: &[PStep], start: &Start) -> String {
-        let mut cur = match start {
-            Start::Source => self.source(&p.source),
-            Start::Carried(json) => {
-                let j = self.text(json);
-                self.cte(format!(
-                    "SELECT CAST(json_extract(j.value, '$[0]') AS INTEGER), CAST(json_extract(j.value, '$[1]') AS INTEGER) FROM json_each({j}) j"
-                ))
-            }
+            String::new()
         };
-        for s in steps {
-            cur = self.step(&cur, s);
+        match order {
+            Order::Rank => Some("x.ord".to_string()),
+            Order::Slug => Some(format!("{}{tie}", self.field(&Field::Slug, row))),
+            Order::Key(f, dir) => {
+                let e = self.field(f, row);
+                let slug = self.field(&Field::Slug, row);
+                let d = match dir {
+                    Dir::Asc => "ASC",
+                    Dir::Desc => "DESC",
+                };
+                let never_null = row.r.is_none()
+                    && matches!(
+                        f,
+                        Field::Slug
+                            | Field::Status
+                            | Field::CreatedTs
+                            | Field::UpdatedTs
+                            | Field::ObsCount
+                            | Field::EdgeCount
+                    );
+                if never_null {
+                    Some(format!("{e} {d}, {slug}{tie}"))
+                } else {
+                    Some(format!("({e}) IS NULL, ({e}) {d}, {slug}{tie}"))
+                }
+            }
+            Order::Any => None,
         }
-        cur
     }
 
-    fn source(&mut self, s: &PSource) -> String {
-        match s {
-            PSource::All => self.cte(format!(
-                "SELECT id, ROW_NUMBER() OVER (ORDER BY slug) FROM tasks WHERE {NOT_RESERVED}"
-            )),
-            PSource::Active => self.cte(format!(
-                "SELECT id, ROW_NUMBER() OVER (ORDER BY slug) FROM tasks WHERE status IN ('open', 'active', 'blocked') AND {NOT_RESERVED}"
-            )),
-            PSource::Dormant => self.cte(format!(
-                "SELECT id, ROW_NUMBER() OVER (ORDER BY slug) FROM tasks WHERE status IN ('completed', 'abandoned') AND {NOT_RESERVED}"
-            )),
-            PSource::Current(slug) => {
+    /// Materializes `natural` (the order stage `s` has lazily) as a rank.
+    fn rank(&mut self, s: &str, natural: &Order) -> String {
+        if *natural == Order::Rank {
+            return s.to_string();
+        }
+        let (row, join) = self.row_join(s);
+        let ob = self
+            .order_by(natural, &row)
+            .unwrap_or_else(|| "x.id".to_string());
+        let rn = self.d.row_number(&ob);
+        self.cte(format!("SELECT x.id, {rn} {join}"))
+    }
+
+    /// A stage delivering `r`'s rows in `r.order` (a rank column only for
+    /// [`Order::Rank`]).
+    fn rel(&mut self, r: &Rel) -> String {
+        let want_rank = r.order == Order::Rank;
+        match &r.node {
+            Node::Scan { from, conds } => self.scan(from, conds, want_rank),
+            Node::Current(slug) => {
                 let a = self.text(slug);
+                let missing = self.d.missing_current(&a);
                 self.cte(format!(
-                    "SELECT id, 1 FROM tasks WHERE slug = {a} UNION ALL SELECT {MISSING_CURRENT_FN}({a}), 1 WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE slug = {a})"
+                    "SELECT id, 1 FROM tasks WHERE slug = {a} UNION ALL SELECT {missing}, 1 WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE slug = {a})"
                 ))
             }
-            PSource::Node(sub) => {
-                let a = self.text(sub);
+            Node::Reflect(k) => {
+                let ord = if want_rank {
+                    self.d.row_number("slug, id")
+                } else {
+                    "0".to_string()
+                };
                 self.cte(format!(
-                    "SELECT id, ROW_NUMBER() OVER (ORDER BY slug) FROM tasks WHERE instr({FOLD_FN}(slug), {FOLD_FN}({a})) > 0"
+                    "SELECT id, {ord} FROM refl WHERE rk = '{}'",
+                    k.as_str()
                 ))
             }
-            PSource::Reflect(k) => self.cte(format!(
-                "SELECT id, ROW_NUMBER() OVER (ORDER BY slug, id) FROM refl WHERE rk = '{}'",
-                k.as_str()
-            )),
-            PSource::View(v) => self.pipeline(v, &v.steps, &Start::Source),
-            PSource::Empty => self.cte("SELECT 0, 0 WHERE 0".to_string()),
+            Node::Empty => self.cte("SELECT 0, 0 WHERE 0".to_string()),
+            Node::Carried(json) => {
+                let j = self.text(json);
+                let rows = self.d.json_rows(&j);
+                let (a, b) = (self.d.json_item(0), self.d.json_item(1));
+                self.cte(format!("SELECT {a}, {b} FROM {rows}"))
+            }
+            Node::Filter(input, c) => {
+                let s = self.rel(input);
+                let (row, join) = self.row_join(&s);
+                let cond = self.cond(c, &row);
+                self.cte(format!("SELECT x.id, x.ord {join} WHERE {cond}"))
+            }
+            Node::SemiJoin { input, other, anti } => {
+                let a = self.rel(input);
+                let b = self.rel(other);
+                let not = if *anti { "NOT " } else { "" };
+                let s = self.cte(format!(
+                    "SELECT x.id, 0 FROM {a} x WHERE {not}EXISTS (SELECT 1 FROM {b} o WHERE o.id = x.id)"
+                ));
+                self.ranked_if(s, want_rank, &Order::Slug)
+            }
+            Node::SetOp(SetOp::OrElse, a, b) => {
+                let a = self.rel(a);
+                let b = self.rel(b);
+                self.cte(format!(
+                    "SELECT id, ord FROM {a} UNION ALL SELECT id, ord FROM {b} WHERE NOT EXISTS (SELECT 1 FROM {a})"
+                ))
+            }
+            Node::SetOp(op, a, b) => {
+                let a = self.rel(a);
+                let b = self.rel(b);
+                let compound = match op {
+                    SetOp::Union => "UNION",
+                    SetOp::Intersect => "INTERSECT",
+                    _ => "EXCEPT",
+                };
+                let s = self.cte(format!(
+                    "SELECT id, 0 FROM (SELECT id FROM {a} {compound} SELECT id FROM {b})"
+                ));
+                self.ranked_if(s, want_rank, &Order::Slug)
+            }
+            Node::Sort(input, f, dir) => {
+                let s = self.rel(input);
+                if want_rank {
+                    self.rank(&s, &Order::Key(f.clone(), *dir))
+                } else {
+                    s
+                }
+            }
+            Node::Take(input, n) => {
+                let s = self.rel(input);
+                let (row, join) = self.row_join(&s);
+                let ob = self.order_by(&input.order, &row);
+                let n = self.int(*n);
+                let limit = self.d.limit(&n);
+                match ob {
+                    Some(ob) => {
+                        self.cte(format!("SELECT x.id, x.ord {join} ORDER BY {ob} {limit}"))
+                    }
+                    None => self.cte(format!("SELECT x.id, x.ord {join} {limit}")),
+                }
+            }
+            Node::TopN {
+                input,
+                field,
+                dir,
+                n,
+            } => {
+                let key = Order::Key(field.clone(), *dir);
+                let s = if let Node::Scan { from, conds } = &input.node {
+                    // Straight on the table: an index on the key serves it.
+                    // Where one exists (`(key DESC, slug)` for the counters,
+                    // the slug's), keep the status test off `tasks_status`
+                    // so SQLite walks the key's index and stops after n rows
+                    // instead of sorting every task of the status.
+                    let indexed_key = match field {
+                        Field::ObsCount | Field::EdgeCount => self.counters,
+                        Field::Slug => true,
+                        _ => false,
+                    };
+                    // (Only over the table itself: a traversal's input is
+                    // lowered inside the scan and keeps its own plan.)
+                    self.status_off_index = indexed_key && matches!(from, Base::Tasks);
+                    let body = self.scan_body(from, conds, "0");
+                    self.status_off_index = false;
+                    let ob = self
+                        .order_by_id(&key, &Row::task("t"), "t.id")
+                        .unwrap_or_default();
+                    let n = self.int(*n);
+                    let limit = self.d.limit(&n);
+                    self.cte(format!("{body} ORDER BY {ob} {limit}"))
+                } else {
+                    let s = self.rel(input);
+                    let (row, join) = self.row_join(&s);
+                    let ob = self.order_by(&key, &row).unwrap_or_default();
+                    let n = self.int(*n);
+                    let limit = self.d.limit(&n);
+                    self.cte(format!("SELECT x.id, 0 {join} ORDER BY {ob} {limit}"))
+                };
+                self.ranked_if(s, want_rank, &key)
+            }
+            Node::Pass(input) => {
+                let s = self.rel(input);
+                self.cte(format!("SELECT id, ord FROM {s}"))
+            }
         }
     }
 
-    fn step(&mut self, cur: &str, s: &PStep) -> String {
-        match s {
-            PStep::Traverse(t) => {
+    fn ranked_if(&mut self, s: String, want_rank: bool, natural: &Order) -> String {
+        if want_rank { self.rank(&s, natural) } else { s }
+    }
+
+    /// A scan of `tasks t` over the candidate rows of `from`, filtered by
+    /// `conds`; ranked by slug when `want_rank`.
+    fn scan(&mut self, from: &Base, conds: &[Cond], want_rank: bool) -> String {
+        let ord = if want_rank {
+            self.d.row_number("t.slug")
+        } else {
+            "0".to_string()
+        };
+        let body = self.scan_body(from, conds, &ord);
+        self.cte(body)
+    }
+
+    /// `SELECT t.id, {ord} FROM tasks t WHERE ...` for a scan.
+    fn scan_body(&mut self, from: &Base, conds: &[Cond], ord: &str) -> String {
+        let mut wh: Vec<String> = Vec::new();
+        match from {
+            Base::Tasks => {}
+            Base::Traverse(input, t) => {
+                let cur = self.rel(input);
                 let ids = match (t.edge.class(), t.dir) {
                     (EdgeClass::Structural, TravDir::Follow) => {
                         format!("SELECT c.id FROM {cur} x JOIN tasks c ON c.parent_task_id = x.id")
@@ -329,54 +533,88 @@ impl Lower {
                         edge_lit(t.edge)
                     ),
                 };
-                self.ranked(ids, true)
+                wh.push(format!("t.id IN ({ids})"));
             }
-            PStep::Where(p) => {
-                let (row, join) = self.row_join(cur);
-                let cond = self.pred(p, &row);
-                self.cte(format!("SELECT x.id, x.ord {join} WHERE {cond}"))
+            Base::Closure(input, edges) => {
+                let cur = self.rel(input);
+                let c = self.closure(&cur, edges);
+                wh.push(format!("t.id IN (SELECT id FROM {c})"));
             }
-            PStep::Sort(f, dir) => {
-                let (row, join) = self.row_join(cur);
-                let e = self.field(f, &row);
-                let slug = self.field(&Field::Slug, &row);
-                let d = match dir {
-                    Dir::Asc => "ASC",
-                    Dir::Desc => "DESC",
+        }
+        let row = Row::task("t");
+        for c in conds {
+            wh.push(self.cond(c, &row));
+        }
+        let wh = if wh.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", wh.join(" AND "))
+        };
+        format!("SELECT t.id, {ord} FROM tasks t{wh}")
+    }
+
+    /// `c` on `row` as a non-NULL 0/1 SQL expression (task columns of a
+    /// reflection row are NULL: every form below is 0 there, as the
+    /// predicate it replaces).
+    fn cond(&mut self, c: &Cond, row: &Row) -> String {
+        let t = row.t.clone();
+        match c {
+            Cond::Pred(p) => self.pred(p, row),
+            Cond::Live => nonnull(row, self.d.not_reserved(&format!("{t}.slug"))),
+            Cond::Status(ss) => {
+                let col = format!("{t}.status");
+                let col = if self.status_off_index {
+                    self.d.no_index(&col)
+                } else {
+                    col
                 };
-                self.cte(format!(
-                    "SELECT x.id, ROW_NUMBER() OVER (ORDER BY ({e}) IS NULL, ({e}) {d}, {slug}, x.id) {join}"
-                ))
+                nonnull(row, format!("{col} IN ({})", status_list(ss)))
             }
-            PStep::Take(n) => {
-                let n = self.int(*n);
-                self.cte(format!("SELECT id, ord FROM {cur} ORDER BY ord LIMIT {n}"))
+            Cond::Node(s) => {
+                let a = self.text(s);
+                nonnull(row, self.d.contains_folded(&format!("{t}.slug"), &a))
             }
-            PStep::SetOp(op, sub) => {
-                let q = self.pipeline(sub, &sub.steps, &Start::Source);
-                let compound = match op {
-                    SetOp::Union => "UNION",
-                    SetOp::Intersect => "INTERSECT",
-                    SetOp::Minus => "EXCEPT",
-                    SetOp::OrElse => {
-                        return self.cte(format!(
-                            "SELECT id, ord FROM {cur} UNION ALL SELECT id, ord FROM {q} WHERE NOT EXISTS (SELECT 1 FROM {cur})"
-                        ));
-                    }
-                };
-                self.ranked(
-                    format!("SELECT id FROM {cur} {compound} SELECT id FROM {q}"),
-                    false,
-                )
+            Cond::And(cs) => self.conds(cs, " AND ", "1", row),
+            Cond::Or(cs) => self.conds(cs, " OR ", "0", row),
+            Cond::Not(c) => format!("(NOT {})", self.cond(c, row)),
+            Cond::Exists(trav) => self.exists(trav, &t),
+            Cond::Linked if self.counters => nonnull(row, format!("{t}.edge_count > 0")),
+            Cond::Linked => format!(
+                "({t}.parent_task_id IS NOT NULL OR EXISTS (SELECT 1 FROM tasks lc WHERE lc.parent_task_id = {t}.id) OR EXISTS (SELECT 1 FROM edges le WHERE le.src_id = {t}.id) OR EXISTS (SELECT 1 FROM edges le WHERE le.dst_id = {t}.id))"
+            ),
+            Cond::HasParent => format!("({t}.parent_task_id IS NOT NULL)"),
+        }
+    }
+
+    fn conds(&mut self, cs: &[Cond], op: &str, empty: &str, row: &Row) -> String {
+        if cs.is_empty() {
+            return empty.to_string();
+        }
+        let parts: Vec<String> = cs.iter().map(|c| self.cond(c, row)).collect();
+        format!("({})", parts.join(op))
+    }
+
+    /// At least one task one hop over `trav` from row `t`.
+    fn exists(&mut self, trav: &crate::tq::ast::Trav, t: &str) -> String {
+        match (trav.edge.class(), trav.dir) {
+            (EdgeClass::Structural, TravDir::Follow) => {
+                format!("EXISTS (SELECT 1 FROM tasks xc WHERE xc.parent_task_id = {t}.id)")
             }
-            PStep::Closure(edges) => self.closure(cur, edges),
-            PStep::Mutate(_) => self.cte(format!("SELECT id, ord FROM {cur}")),
+            (EdgeClass::Structural, TravDir::Back) => format!("({t}.parent_task_id IS NOT NULL)"),
+            (EdgeClass::Lateral, TravDir::Follow) => format!(
+                "EXISTS (SELECT 1 FROM edges xe WHERE xe.src_id = {t}.id AND xe.type = {})",
+                edge_lit(trav.edge)
+            ),
+            (EdgeClass::Lateral, TravDir::Back) => format!(
+                "EXISTS (SELECT 1 FROM edges xe WHERE xe.dst_id = {t}.id AND xe.type = {})",
+                edge_lit(trav.edge)
+            ),
         }
     }
 
     /// `(:closure EDGE...)`: a recursive CTE over task ids with `UNION`
-    /// (set semantics: terminates on cycles, exact at any depth). The result
-    /// is every task reachable in one or more hops from the input set.
+    /// (set semantics: terminates on cycles, exact at any depth): every task
+    /// reachable in one or more hops from stage `cur`. Returns its name.
     fn closure(&mut self, cur: &str, edges: &[EdgeType]) -> String {
         self.n += 1;
         let name = format!("c{}", self.n);
@@ -404,50 +642,83 @@ impl Lower {
         }
         self.ctes
             .push(format!("{name}(id) AS ({})", arms.join(" UNION ")));
-        self.ranked(format!("SELECT id FROM {name}"), true)
+        name
     }
 
-    fn task_columns(&mut self, row: &Row, enriched: bool) -> String {
+    fn task_columns(&mut self, row: &Row, enriched: Option<Option<&str>>) -> String {
         let slug = self.field(&Field::Slug, row);
         let display = self.field(&Field::DisplayName, row);
-        let t = &row.t;
-        if enriched {
-            let obs = self.field(&Field::ObsCount, row);
-            let edges = self.field(&Field::EdgeCount, row);
-            format!(
-                "{slug}, {display}, {t}.status, {obs}, {edges}, (SELECT json_group_array(json_array(fm.key, fm.value) ORDER BY fm.key) FROM task_metadata fm WHERE fm.task_id = {t}.id)"
-            )
-        } else {
-            format!("{slug}, {display}, {t}.status, NULL, NULL, NULL")
+        let t = row.t.clone();
+        match enriched {
+            Some(cap) => {
+                let obs = self.field(&Field::ObsCount, row);
+                let edges = self.field(&Field::EdgeCount, row);
+                let pairs = self.d.json_pairs("fm.key", "fm.value", "fm.key");
+                let meta =
+                    format!("(SELECT {pairs} FROM task_metadata fm WHERE fm.task_id = {t}.id)");
+                match cap {
+                    None => format!("{slug}, {display}, {t}.status, {obs}, {edges}, {meta}"),
+                    Some(k) => format!(
+                        "{slug}, {display}, {t}.status, CASE WHEN x.ord <= {k} THEN {obs} END, CASE WHEN x.ord <= {k} THEN {edges} END, CASE WHEN x.ord <= {k} THEN {meta} END"
+                    ),
+                }
+            }
+            None => format!("{slug}, {display}, {t}.status, NULL, NULL, NULL"),
         }
     }
 
-    fn tail(&mut self, s: &str, tail: &Tail<'_>) -> String {
+    fn tail(&mut self, s: &str, order: &Order, shape: &Shape) -> String {
+        // Enrichment capped at the first K rows needs the rank it is cut at.
+        let (s, order) = match shape {
+            Shape::Tasks {
+                enriched: true,
+                enrich_first: Some(_),
+            } => (self.rank(s, order), Order::Rank),
+            _ => (s.to_string(), order.clone()),
+        };
+        let s = s.as_str();
+        if matches!(shape, Shape::Count) {
+            // No order, and nothing bound for one (an unused parameter is
+            // an error).
+            return format!("SELECT count(*) FROM {s}");
+        }
         let (row, join) = self.row_join(s);
-        match tail {
-            Tail::Tasks { enriched } => {
-                let cols = self.task_columns(&row, *enriched);
-                format!("SELECT {cols} {join} ORDER BY x.ord")
+        let ob = match self.order_by(&order, &row) {
+            Some(ob) => format!(" ORDER BY {ob}"),
+            None => String::new(),
+        };
+        match shape {
+            Shape::Tasks {
+                enriched,
+                enrich_first,
+            } => {
+                let cap = enrich_first.map(|k| self.int(k as i64));
+                let cols = if *enriched {
+                    self.task_columns(&row, Some(cap.as_deref()))
+                } else {
+                    self.task_columns(&row, None)
+                };
+                format!("SELECT {cols} {join}{ob}")
             }
-            Tail::Ids => {
+            Shape::Ids => {
                 let slug = self.field(&Field::Slug, &row);
-                format!("SELECT {slug} {join} ORDER BY x.ord")
+                format!("SELECT {slug} {join}{ob}")
             }
-            Tail::Count => format!("SELECT count(*) FROM {s}"),
-            Tail::Select(fields) => {
+            Shape::Count => format!("SELECT count(*) FROM {s}"),
+            Shape::Select(fields) => {
                 let mut cols = vec![self.field(&Field::Slug, &row)];
                 for f in fields.iter() {
                     cols.push(self.field(f, &row));
                 }
-                format!("SELECT {} {join} ORDER BY x.ord", cols.join(", "))
+                format!("SELECT {} {join}{ob}", cols.join(", "))
             }
-            Tail::GroupBy(f) => {
-                let cols = self.task_columns(&row, false);
+            Shape::GroupBy(f) => {
+                let cols = self.task_columns(&row, None);
                 let key = self.field(f, &row);
-                format!("SELECT {cols}, {key} {join} ORDER BY x.ord")
+                format!("SELECT {cols}, {key} {join}{ob}")
             }
-            Tail::Targets(m) => {
-                let t = &row.t;
+            Shape::Targets(m) => {
+                let t = row.t.clone();
                 let current = match m {
                     Mutation::SetStatus(_) => format!("{t}.status"),
                     Mutation::SetMeta { key, .. } => self.field(&Field::Meta(key.clone()), &row),
@@ -469,8 +740,9 @@ impl Lower {
                 } else {
                     join
                 };
+                let live = self.d.not_reserved(&format!("{t}.slug"));
                 format!(
-                    "SELECT x.id, x.ord, ({t}.id IS NOT NULL AND substr({t}.slug, 1, 1) <> '@'), {t}.slug, {current} {join} ORDER BY x.ord"
+                    "SELECT x.id, x.ord, ({t}.id IS NOT NULL AND {live}), {t}.slug, {current} {join}{ob}"
                 )
             }
         }

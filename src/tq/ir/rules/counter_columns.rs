@@ -1,0 +1,106 @@
+//! Maintained counters read as columns (COMPILER.md rule 6): when the store
+//! keeps `tasks.obs_count`, `child_count`, `lateral_out` and `lateral_in`
+//! (folded from the log, so rebuild and `verify` cover them), `:obs-count`
+//! and `:edge-count` (and the `obs=`/`edges=` of enriched lines) read those
+//! columns instead of counting rows per task.
+
+use crate::tq::ast::{Field, Pred, Value};
+use crate::tq::ir::{Base, Cond, Ir, Node, Options, Rel, Shape};
+
+/// The rule's name in `--explain` and the coverage count.
+pub const NAME: &str = "counter-columns";
+
+/// Sets [`Ir::counters`] when the store has the columns and the query reads
+/// a count field.
+pub fn apply(ir: &mut Ir, opts: &Options) -> bool {
+    if !opts.counters || ir.counters {
+        return false;
+    }
+    let shape_reads = match &ir.shape {
+        Shape::Tasks { enriched, .. } => *enriched,
+        Shape::Select(fs) => fs.iter().any(is_counter),
+        Shape::GroupBy(f) => is_counter(f),
+        _ => false,
+    };
+    if shape_reads || rel_reads(&ir.root) {
+        ir.counters = true;
+        return true;
+    }
+    false
+}
+
+fn is_counter(f: &Field) -> bool {
+    matches!(f, Field::ObsCount | Field::EdgeCount)
+}
+
+fn rel_reads(r: &Rel) -> bool {
+    match &r.node {
+        Node::Scan { from, conds } => {
+            conds.iter().any(cond_reads)
+                || match from {
+                    Base::Tasks => false,
+                    Base::Traverse(i, _) | Base::Closure(i, _) => rel_reads(i),
+                }
+        }
+        Node::Filter(i, c) => cond_reads(c) || rel_reads(i),
+        Node::Sort(i, f, _)
+        | Node::TopN {
+            input: i, field: f, ..
+        } => is_counter(f) || rel_reads(i),
+        Node::Take(i, _) | Node::Pass(i) => rel_reads(i),
+        Node::SemiJoin { input, other, .. } => rel_reads(input) || rel_reads(other),
+        Node::SetOp(_, a, b) => rel_reads(a) || rel_reads(b),
+        Node::Current(_) | Node::Reflect(_) | Node::Empty | Node::Carried(_) => false,
+    }
+}
+
+fn cond_reads(c: &Cond) -> bool {
+    match c {
+        Cond::Pred(p) => pred_reads(p),
+        Cond::And(cs) | Cond::Or(cs) => cs.iter().any(cond_reads),
+        Cond::Not(c) => cond_reads(c),
+        _ => false,
+    }
+}
+
+fn pred_reads(p: &Pred) -> bool {
+    match p {
+        Pred::Eq(Value::Field(f), _) | Pred::Compare(_, Value::Field(f), _) => is_counter(f),
+        Pred::Has(f) | Pred::Matches(f, _) | Pred::Date(_, f, _) => is_counter(f),
+        Pred::And(ps) | Pred::Or(ps) => ps.iter().any(pred_reads),
+        Pred::Not(p) | Pred::Quantified(_, _, p) => pred_reads(p),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tq::ast::Cmp;
+
+    #[test]
+    fn fires_only_with_the_columns_and_a_count_read() {
+        let reads = Rel::scan(vec![Cond::Pred(Pred::Compare(
+            Cmp::Gt,
+            Value::Field(Field::ObsCount),
+            2.0,
+        ))]);
+        let mut i = Ir {
+            root: reads,
+            shape: Shape::Ids,
+            reflect: false,
+            kinds: vec![],
+            counters: false,
+        };
+        let on = Options {
+            counters: true,
+            ..Options::default()
+        };
+        assert!(!apply(&mut i.clone(), &Options::default()));
+        let mut plain = i.clone();
+        plain.root = Rel::scan(vec![]);
+        assert!(!apply(&mut plain, &on));
+        assert!(apply(&mut i, &on));
+        assert!(i.counters);
+    }
+}
