@@ -70,12 +70,12 @@ fn main() {
             t_off.as_secs_f64() * 1e3,
             t_off.as_secs_f64() / t_on.as_secs_f64().max(1e-9)
         );
-        if std::env::var_os("IR_MEASURE_PLAN").is_some() {
-            if let Ok(ex) = on.explain(&store, &session, q, Surface::Read) {
-                for st in ex.statements {
-                    for row in st.plan {
-                        println!("    {row}");
-                    }
+        if std::env::var_os("IR_MEASURE_PLAN").is_some()
+            && let Ok(ex) = on.explain(&store, &session, q, Surface::Read)
+        {
+            for st in ex.statements {
+                for row in st.plan {
+                    println!("    {row}");
                 }
             }
         }

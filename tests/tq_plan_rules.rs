@@ -105,3 +105,26 @@ fn no_optimize_fires_nothing_and_answers_alike() {
         );
     }
 }
+
+/// The IR and the lowering recurse once per step: a query past
+/// `plan::MAX_STEPS` is refused by the planner, and one just under it runs
+/// (or is refused by SQLite as too complex) without exhausting a 2 MiB
+/// thread stack (the MCP server's worker threads).
+#[test]
+fn long_pipelines_are_bounded_on_a_small_stack() {
+    let out = std::thread::Builder::new()
+        .stack_size(2 * 1024 * 1024)
+        .spawn(|| {
+            let f = common::seeded();
+            let long = format!("(-> (all) {}(:count))", "(:take 5) ".repeat(6400));
+            let refused = f.engine.run(&f.store, &f.session, &long, Surface::Read);
+            let max = format!("(-> (all) {}(:count))", "(:where (has :slug)) ".repeat(255));
+            let ran = f.engine.run(&f.store, &f.session, &max, Surface::Read);
+            (refused.map_err(|d| d.message), ran.map_err(|d| d.message))
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(out.0, Err(cairn::tq::plan::STEPS_ERROR.to_string()));
+    assert_eq!(out.1, Ok("14".to_string()));
+}

@@ -38,7 +38,8 @@ pub struct QueryArgs {
     /// text: exactly what MCP returns; json: structured data.
     #[arg(long, value_enum, default_value_t = Format::Text, value_name = "FORMAT")]
     pub format: Format,
-    /// Print the SQL, its parameters and SQLite's query plan instead of running.
+    /// Print the IR before and after the rewrites (and the rules that fired),
+    /// the SQL, its parameters and SQLite's query plan instead of running.
     #[arg(long)]
     pub explain: bool,
     /// Turn the compiler's rewrites off (the naive lowering; for bug reports:

@@ -44,6 +44,17 @@ pub const MAX_NESTING: usize = 64;
 pub const NESTING_ERROR: &str =
     "The query nests deeper than 64 levels once its views are expanded; flatten a view.";
 
+/// The most steps one query may hold once its views are expanded (every
+/// pipeline's steps, operands and view bodies included; docs/planner.md
+/// "View nesting"). The IR, its rewrites and the SQL lowering recurse once
+/// per step, and SQLite refuses a statement nested a few hundred stages deep
+/// anyway ("too complex"), so longer queries are refused before planning
+/// further with [`STEPS_ERROR`].
+pub const MAX_STEPS: usize = 256;
+/// The refusal past [`MAX_STEPS`] steps.
+pub const STEPS_ERROR: &str =
+    "The query has more than 256 steps once its views are expanded; split it into smaller queries.";
+
 /// The prefix of a diagnostic raised while planning a stored view's body
 /// (docs/planner.md "Errors inside a view"): `in view NAME: ` + the inner message.
 pub const IN_VIEW: &str = "in view ";
@@ -245,6 +256,7 @@ pub fn plan(q: &Query, surface: Surface, cat: &Catalog) -> Result<Plan, Diagnost
         stack: Vec::new(),
         views: 0,
         depth: 0,
+        steps: 0,
         reflect: false,
     };
     let (write_form, main) = match &q.source.node {
@@ -329,6 +341,8 @@ struct Planner<'a> {
     views: usize,
     /// Pipelines being planned right now (operands and view bodies nest).
     depth: usize,
+    /// Steps planned so far in the whole query (see [`MAX_STEPS`]).
+    steps: usize,
     reflect: bool,
 }
 
@@ -403,6 +417,10 @@ impl Planner<'_> {
             enriched,
         };
         for step in steps {
+            self.steps += 1;
+            if self.steps > MAX_STEPS {
+                return Err(Diagnostic::query(STEPS_ERROR, Some(step.span.clone())));
+            }
             if out.shaper.is_some() {
                 return Err(Diagnostic::query(AFTER_SHAPER, Some(step.span.clone())));
             }
@@ -501,6 +519,7 @@ fn anchor_in_view(name: &str, span: &Span, d: Diagnostic) -> Diagnostic {
     let keep = d.message.starts_with(IN_VIEW)
         || d.message.starts_with("Views nest deeper than ")
         || d.message == NESTING_ERROR
+        || d.message == STEPS_ERROR
         || (d.message.starts_with("View ")
             && d.message.ends_with(" is defined in terms of itself."))
         || d.message == NO_CURRENT;

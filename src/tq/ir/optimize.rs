@@ -94,7 +94,7 @@ pub fn optimize(mut ir: Ir, opts: &Options) -> (Ir, Fired) {
     if !opts.enabled {
         return (ir, fired);
     }
-    rewrite(&mut ir.root, &mut fired, 0);
+    rewrite(&mut ir.root, &mut fired);
     let n = rules::order_elision::apply(&mut ir);
     fired.add(rules::order_elision::NAME, n);
     if rules::enrich_shown::apply(&mut ir, opts) {
@@ -110,9 +110,9 @@ pub fn optimize(mut ir: Ir, opts: &Options) -> (Ir, Fired) {
 /// this is never reached; it keeps the driver total).
 const MAX_ROUNDS: usize = 64;
 
-fn rewrite(rel: &mut Rel, fired: &mut Fired, depth: usize) {
+fn rewrite(rel: &mut Rel, fired: &mut Fired) {
     for child in rel.children_mut() {
-        rewrite(child, fired, depth + 1);
+        rewrite(child, fired);
     }
     for _ in 0..MAX_ROUNDS {
         for c in rel.conds_mut() {

@@ -30,6 +30,9 @@ pub trait Dialect: Sync {
     fn not_reserved(&self, slug: &str) -> String;
     /// Raises the missing-current-task query error for `slug` when evaluated.
     fn missing_current(&self, slug: &str) -> String;
+    /// Column `col` spelled so the engine does not use it to pick an index
+    /// (the same value).
+    fn no_index(&self, col: &str) -> String;
 }
 
 /// SQLite (3.35+: `MATERIALIZED`, window functions, JSON1); the registered
@@ -76,6 +79,11 @@ impl Dialect for Sqlite {
 
     fn missing_current(&self, slug: &str) -> String {
         format!("{MISSING_CURRENT_FN}({slug})")
+    }
+
+    /// SQLite's unary `+` (its documented way to keep a term off an index).
+    fn no_index(&self, col: &str) -> String {
+        format!("+{col}")
     }
 }
 

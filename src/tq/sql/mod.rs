@@ -135,6 +135,7 @@ pub fn lower_ir(ir: &Ir) -> Statement {
         alias: 0,
         reflect: ir.reflect,
         counters: ir.counters,
+        status_off_index: false,
         d: &SQLITE,
     };
     if ir.reflect {
@@ -216,6 +217,9 @@ pub(crate) struct Lower {
     reflect: bool,
     /// Count fields read the counter columns (`Ir::counters`).
     counters: bool,
+    /// Status tests are kept off `tasks_status` (a top-N walks its key's
+    /// index instead; see `Node::TopN`).
+    status_off_index: bool,
     d: &'static dyn Dialect,
 }
 
@@ -453,7 +457,20 @@ impl Lower {
                 let key = Order::Key(field.clone(), *dir);
                 let s = if let Node::Scan { from, conds } = &input.node {
                     // Straight on the table: an index on the key serves it.
+                    // Where one exists (`(key DESC, slug)` for the counters,
+                    // the slug's), keep the status test off `tasks_status`
+                    // so SQLite walks the key's index and stops after n rows
+                    // instead of sorting every task of the status.
+                    let indexed_key = match field {
+                        Field::ObsCount | Field::EdgeCount => self.counters,
+                        Field::Slug => true,
+                        _ => false,
+                    };
+                    // (Only over the table itself: a traversal's input is
+                    // lowered inside the scan and keeps its own plan.)
+                    self.status_off_index = indexed_key && matches!(from, Base::Tasks);
                     let body = self.scan_body(from, conds, "0");
+                    self.status_off_index = false;
                     let ob = self
                         .order_by_id(&key, &Row::task("t"), "t.id")
                         .unwrap_or_default();
@@ -544,7 +561,15 @@ impl Lower {
         match c {
             Cond::Pred(p) => self.pred(p, row),
             Cond::Live => nonnull(row, self.d.not_reserved(&format!("{t}.slug"))),
-            Cond::Status(ss) => nonnull(row, format!("{t}.status IN ({})", status_list(ss))),
+            Cond::Status(ss) => {
+                let col = format!("{t}.status");
+                let col = if self.status_off_index {
+                    self.d.no_index(&col)
+                } else {
+                    col
+                };
+                nonnull(row, format!("{col} IN ({})", status_list(ss)))
+            }
             Cond::Node(s) => {
                 let a = self.text(s);
                 nonnull(row, self.d.contains_folded(&format!("{t}.slug"), &a))
