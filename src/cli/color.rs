@@ -42,6 +42,17 @@ pub fn stdout_colored() -> bool {
     anstream::AutoStream::choice(&std::io::stdout()) != ColorChoice::Never
 }
 
+/// `text` as it should reach stdout: unchanged when stdout keeps colour,
+/// else with its escapes stripped (`anstream::adapter::strip_str`) — for
+/// output printed through a writer that does not strip (the REPL's).
+pub fn for_stdout(text: &str) -> String {
+    if stdout_colored() {
+        text.to_string()
+    } else {
+        anstream::adapter::strip_str(text).to_string()
+    }
+}
+
 /// The style of a task status: active green, open blue, blocked red,
 /// completed dim, abandoned dim and struck through; anything else plain.
 pub fn status_style(status: &str) -> Style {

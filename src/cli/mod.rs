@@ -156,7 +156,7 @@ after another and each result is printed (exit 1 if any form failed).",
 :write on|off       allow mutations (prompt tq!>) or not (tq>)\n  \
 :sql QUERY          the SQL a query compiles to, with its parameters\n  \
 :explain QUERY      the SQL, its parameters and SQLite's query plan\n  \
-:schema             the vocabulary: sources, steps, predicates, write forms\n  \
+:schema             the vocabulary as tables: sources, steps, predicates, write forms\n  \
 :views              the named views and their TQ\n  \
 :current [SLUG]     show or set the current task, for (current) and plan\n  \
 :quit               leave (as does Ctrl-D)"

@@ -281,8 +281,13 @@ pub fn schema_tables(rows: &[Value]) -> String {
         if !groups.contains_key(&cat) {
             order.push(cat.clone());
         }
+        let name = if cat == "step" {
+            format!(":{}", field(r, "slug"))
+        } else {
+            field(r, "slug")
+        };
         groups.entry(cat).or_default().push(vec![
-            field(r, "slug"),
+            name,
             field(r, "kind"),
             field(r, "signature"),
             field(r, "doc"),
