@@ -97,7 +97,10 @@ fn serve_starts_clean_and_exits_0_when_stdin_closes() {
 #[test]
 fn call_takes_key_value_words() {
     let dir = repo();
-    let out = cairn(dir.path(), &["call", "task_create", "name=tune search ranking"]);
+    let out = cairn(
+        dir.path(),
+        &["call", "task_create", "name=tune search ranking"],
+    );
     let slug = format!("{}-tune-search-ranking", today());
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
@@ -108,7 +111,14 @@ fn call_takes_key_value_words() {
     let task = format!("task_id={slug}");
     let out = cairn(
         dir.path(),
-        &["call", "timeline", &task, "full=true", "limit=1", "types=task.create"],
+        &[
+            "call",
+            "timeline",
+            &task,
+            "full=true",
+            "limit=1",
+            "types=task.create",
+        ],
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stdout).lines().next(),

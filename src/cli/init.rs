@@ -62,18 +62,36 @@ impl Client {
                 "servers": { "cairn": { "type": "stdio", "command": "cairn", "args": ["serve"] } }
             }))?,
             Client::Codex => {
-                let mut cairn = toml::Table::new();
-                cairn.insert("command".into(), toml::Value::from("cairn"));
-                cairn.insert("args".into(), toml::Value::from(vec!["serve"]));
-                let mut servers = toml::Table::new();
-                servers.insert("cairn".into(), toml::Value::Table(cairn));
-                let mut root = toml::Table::new();
-                root.insert("mcp_servers".into(), toml::Value::Table(servers));
-                return Ok(toml::to_string(&root)?);
+                let config = CodexConfig {
+                    mcp_servers: CodexServers {
+                        cairn: CodexServer {
+                            command: "cairn",
+                            args: &["serve"],
+                        },
+                    },
+                };
+                return Ok(toml::to_string(&config)?);
             }
         };
         Ok(format!("{text}\n"))
     }
+}
+
+/// Codex's `config.toml`: `[mcp_servers.cairn]` with `command`, `args`.
+#[derive(serde::Serialize)]
+struct CodexConfig {
+    mcp_servers: CodexServers,
+}
+
+#[derive(serde::Serialize)]
+struct CodexServers {
+    cairn: CodexServer,
+}
+
+#[derive(serde::Serialize)]
+struct CodexServer {
+    command: &'static str,
+    args: &'static [&'static str],
 }
 
 /// The arguments of `cairn init`.

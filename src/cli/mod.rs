@@ -59,7 +59,14 @@ pub struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
     /// Colour: auto (a terminal without NO_COLOR), always or never.
-    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t = ColorWhen::Auto,
+        value_name = "WHEN",
+        hide_possible_values = true
+    )]
     pub color: ColorWhen,
     /// What to do.
     #[command(subcommand)]
@@ -74,7 +81,7 @@ pub enum Command {
     /// Create a task, or with --under a phase of one (task_create / task_fork).
     #[command(display_order = 10)]
     Add(AddArgs),
-    /// List tasks as a table: slug, status, name, observations, last update.
+    /// List tasks as a table: slug, status, name, observations, last update (newest first).
     #[command(display_order = 11)]
     Ls(LsArgs),
     /// Show a task: status, description, parent, children, edges, metadata, recent notes (task_get).
@@ -90,7 +97,10 @@ pub enum Command {
     #[command(display_order = 15)]
     Block(SlugArgs),
     /// Record an observation on a task (observe).
-    #[command(display_order = 16)]
+    #[command(
+        display_order = 16,
+        override_usage = "cairn note [OPTIONS] [SLUG] <TEXT>"
+    )]
     Note(NoteArgs),
     /// A task's events, most recent first (timeline).
     #[command(display_order = 17)]

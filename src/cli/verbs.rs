@@ -56,7 +56,7 @@ pub struct SlugArgs {
 pub struct NoteArgs {
     /// [SLUG] TEXT: the observation, on SLUG when given, else on the
     /// current task.
-    #[arg(value_name = "SLUG] [TEXT", num_args = 1..=2, required = true)]
+    #[arg(value_name = "TEXT", num_args = 1..=2, required = true)]
     pub words: Vec<String>,
     #[command(flatten)]
     pub out: JsonFlag,

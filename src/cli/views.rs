@@ -36,7 +36,7 @@ pub struct LsArgs {
     /// Only the phases below SLUG (its phase-of descendants).
     #[arg(long, value_name = "SLUG")]
     pub under: Option<String>,
-    /// Draw the phase-of tree instead of a flat list (newest first).
+    /// Draw the phase-of tree: each task under its parent, oldest first.
     #[arg(long)]
     pub tree: bool,
     #[command(flatten)]
