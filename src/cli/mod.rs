@@ -18,6 +18,7 @@ mod json;
 mod mcp_cmds;
 mod out;
 mod query;
+pub mod reference;
 mod repl;
 mod store_cmds;
 pub mod table;
