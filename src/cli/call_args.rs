@@ -12,7 +12,7 @@ use crate::tools::{ToolSpec, tools};
 /// The arguments of `tool` from the command-line `words`: empty → `{}`; one
 /// word starting with `{` → that JSON text, unchanged (the tool call
 /// reports a parse error); else every word is `key=value` or `key:=JSON`.
-/// Errors: a word without `=` (`expected key=value, got WORD.`), an empty
+/// Errors: a word without `=` (`expected key=value (or one JSON object), got WORD.`), an empty
 /// key, a `:=` value that is not JSON, a key given twice.
 pub fn call_arguments(tool: &ToolSpec, words: &[String]) -> Result<String, String> {
     match words {
@@ -23,14 +23,17 @@ pub fn call_arguments(tool: &ToolSpec, words: &[String]) -> Result<String, Strin
     let schema = (tool.schema)();
     let mut args = Map::new();
     for w in words {
-        let (key, value) = if let Some((k, v)) = w.split_once(":=") {
-            let v = serde_json::from_str::<Value>(v)
-                .map_err(|e| format!("{k}:= needs a JSON value ({e})."))?;
-            (k, v)
-        } else if let Some((k, v)) = w.split_once('=') {
-            (k, typed(&schema, k, v))
-        } else {
+        // The first `=` splits; a key ending in `:` marks `key:=JSON`.
+        let Some((k, v)) = w.split_once('=') else {
             return Err(format!("expected key=value (or one JSON object), got {w}."));
+        };
+        let (key, value) = match k.strip_suffix(':') {
+            Some(k) => {
+                let v = serde_json::from_str::<Value>(v)
+                    .map_err(|e| format!("{k}:= needs a JSON value ({e})."))?;
+                (k, v)
+            }
+            None => (k, typed(&schema, k, v)),
         };
         if key.is_empty() {
             return Err(format!("a key is missing in {w}."));
