@@ -179,7 +179,7 @@ async fn the_seed_story_over_stdio() {
     assert_eq!(
         page2,
         format!(
-            "{prefix} — last 2 events\n  6  task.link  → {token} (depends-on)\n  3  task.create  created"
+            "{prefix} — last 2 events\n  6  task.link  → {token} (depends-on)\n  3  task.create"
         )
     );
     let handoff = c
@@ -225,7 +225,7 @@ async fn the_seed_story_over_stdio() {
     assert_eq!(
         boot,
         format!(
-            "{prefix}  [active]\n  parent: {tune}\n  edges:\n    depends-on {token}\n  metadata:\n    acceptance = prefix queries return ranked snippets\n  recent:\n    - {digest}\n    - prefix queries need a query parser change in src/search.rs:45-78\n  handoffs:\n    - prefix queries land; tokenizer fix is next ({rel})"
+            "{prefix}  [active]\n  add prefix query support\n  parent: {tune}\n  edges:\n    depends-on {token}\n  metadata:\n    acceptance = prefix queries return ranked snippets\n  recent:\n    - {digest}\n    - prefix queries need a query parser change in src/search.rs:45-78\n  handoffs:\n    - prefix queries land; tokenizer fix is next ({rel})"
         )
     );
     assert!(

@@ -159,7 +159,7 @@ fn task_get_renders_the_seed_block() {
     );
     assert_eq!(
         fx.ok("task_get", json!({"task_id": PREFIX})),
-        "2026-06-22-add-prefix-query-support  [active]\n  parent: 2026-06-22-tune-search\n  edges:\n    depends-on 2026-06-22-tokenizer-fix\n  recent:\n    - prefix queries land; tokenizer fix is next"
+        "2026-06-22-add-prefix-query-support  [active]\n  add prefix query support\n  parent: 2026-06-22-tune-search\n  edges:\n    depends-on 2026-06-22-tokenizer-fix\n  recent:\n    - prefix queries land; tokenizer fix is next"
     );
 }
 
@@ -302,8 +302,26 @@ fn timeline_paging_and_soft_ceiling() {
     assert!(first.starts_with(&format!("{PREFIX} — last 5 events\n  12  observation")));
     let second = fx.ok("timeline", json!({"full": true, "before_seq": 8}));
     assert!(second.starts_with(&format!("{PREFIX} — last 4 events\n  7  observation")));
-    assert!(second.ends_with("\n  2  task.create  (2026-06-22 14:30 UTC)\n    created"));
+    // A task.create without a description has no body (no invented text).
+    assert!(second.ends_with(&format!(
+        "\n  5  observation  (2026-06-22 14:30 UTC)\n    {big}\n  2  task.create  (2026-06-22 14:30 UTC)"
+    )));
     assert!(!second.contains("truncated"));
+    // `M events remaining` counts every older matching event, not only those
+    // inside the `limit` page: a page of 6 shows 5 and 4 remain.
+    let limited = fx.ok("timeline", json!({"full": true, "limit": 6}));
+    assert!(limited.starts_with(&format!("{PREFIX} — last 5 events\n  12  observation")));
+    assert!(limited.ends_with("; 4 events remaining; pass before_seq=8 to continue"));
+    let filtered = fx.ok(
+        "timeline",
+        json!({"full": true, "limit": 6, "types": "observation"}),
+    );
+    assert!(filtered.ends_with("; 3 events remaining; pass before_seq=8 to continue"));
+    let digests = fx.ok("timeline", json!({"before_seq": 5}));
+    assert_eq!(
+        digests,
+        format!("{PREFIX} — last 1 event\n  2  task.create")
+    );
     let windowed = fx.ok("timeline", json!({"after_seq": 9, "before_seq": 11}));
     assert_eq!(windowed.lines().count(), 2);
     assert!(windowed.contains("\n  10  observation  yyy"));
@@ -358,7 +376,7 @@ fn task_bootstrap_switches_and_lists_handoffs() {
     assert_eq!(
         out,
         format!(
-            "{TOKEN}  [active]\n  recent:\n    - Handoff: four → h3.md\n    - Handoff: three → h2.md\n    - Handoff: two → h1.md\n    - Handoff: one → h0.md\n  handoffs:\n    - four (h3.md)\n    - three (h2.md)\n    - two (h1.md)"
+            "{TOKEN}  [active]\n  tokenizer fix\n  recent:\n    - Handoff: four → h3.md\n    - Handoff: three → h2.md\n    - Handoff: two → h1.md\n    - Handoff: one → h0.md\n  handoffs:\n    - four (h3.md)\n    - three (h2.md)\n    - two (h1.md)"
         )
     );
 }
@@ -437,6 +455,7 @@ fn a_panicking_tool_becomes_an_internal_error_and_the_store_is_unchanged() {
         destructive: false,
         idempotent: false,
         schema: serde_json::Map::new,
+        output_schema: serde_json::Map::new,
         run: |ctx, _| {
             let ev = cairn::store::NewEvent::observation(
                 &ctx.session.id,

@@ -436,7 +436,7 @@ fn handoff_scaffolds_at_the_default_path() {
     assert_eq!(
         body,
         format!(
-            "---\ntask: {PREFIX}\ncreated: 2026-06-22T14:30:05Z\nsummary: \"prefix queries land; tokenizer fix is next\"\n---\n\n# Handoff — {PREFIX}\n\n## State\n\n```text\n{PREFIX}  [active]\n  parent: {TUNE}\n```\n\n## Recent work\n\n## Next steps\n"
+            "---\ntask: {PREFIX}\ncreated: 2026-06-22T14:30:05Z\nsummary: \"prefix queries land; tokenizer fix is next\"\n---\n\n# Handoff — {PREFIX}\n\n## State\n\n```text\n{PREFIX}  [active]\n  add prefix query support\n  parent: {TUNE}\n```\n\n## Recent work\n\n## Next steps\n"
         )
     );
 }

@@ -31,6 +31,7 @@ use verbs::{AddArgs, JsonFlag, LogArgs, NoteArgs, SearchArgs, SlugArgs};
 use views::{LsArgs, ReadyArgs};
 
 pub use json::output_json;
+pub use query::run_json;
 pub use repl::balance::{Balance, Balancer, balance};
 pub use repl::highlight::highlight;
 

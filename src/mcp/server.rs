@@ -126,8 +126,8 @@ pub fn untyped_request_error(method: &str) -> McpError {
     }
 }
 
-/// The MCP `Tool` of a registry row: schema, description, annotations and
-/// `_meta` `{"cairn/capability": CAP}`.
+/// The MCP `Tool` of a registry row: input and output schema, description,
+/// annotations and `_meta` `{"cairn/capability": CAP}`.
 pub fn mcp_tool(t: &ToolSpec) -> Tool {
     let annotations = if t.read_only {
         ToolAnnotations::new().read_only(true).open_world(false)
@@ -144,6 +144,7 @@ pub fn mcp_tool(t: &ToolSpec) -> Tool {
         Value::from(t.capability.as_str()),
     );
     Tool::new(t.name, t.description, Arc::new((t.schema)()))
+        .with_raw_output_schema(Arc::new((t.output_schema)()))
         .with_annotations(annotations)
         .with_meta(MetaObject(meta))
 }
@@ -200,7 +201,9 @@ impl ServerHandler for CairnServer {
         Ok(if out.is_error {
             CallToolResult::error(content)
         } else {
-            CallToolResult::success(content)
+            let mut result = CallToolResult::success(content);
+            result.structured_content = out.structured;
+            result
         }
         .into())
     }

@@ -101,6 +101,17 @@ impl NewEvent {
         NewEvent::new(session, ts, slug, types::TASK_CREATE, data)
     }
 
+    /// This event with `"name": NAME` added to its data: the typed name of
+    /// a `task.create` (spec/store.md "Slugs and names": the typed name is
+    /// kept in the event; `task_get` shows it when there is no description).
+    /// A non-object `data` is left unchanged.
+    pub fn with_name(mut self, name: &str) -> NewEvent {
+        if let Value::Object(m) = &mut self.data {
+            m.insert("name".to_string(), Value::from(name));
+        }
+        self
+    }
+
     /// `task.update-status`: data `{"status": "completed"}`.
     pub fn update_status(session: &str, ts: i64, slug: &str, status: Status) -> NewEvent {
         let data = json!({"status": status.as_str()});

@@ -18,6 +18,9 @@ pub struct TaskState {
     pub status: String,
     /// The description, when one was given.
     pub description: Option<String>,
+    /// The name typed at creation (the first `task.create` event's `name`),
+    /// when the event kept one (spec/store.md "Slugs and names").
+    pub name: Option<String>,
     /// The parent's slug (phase-of / forked-from), if any.
     pub parent: Option<String>,
     /// The children (tasks whose parent is this one): (slug, status), by slug.
@@ -126,10 +129,12 @@ pub fn task_state(
             })
         })?
         .collect::<Result<Vec<_>, _>>()?;
+    let name = typed_name(conn, slug)?;
     Ok(Some(TaskState {
         slug: slug.to_string(),
         status,
         description,
+        name,
         parent,
         children,
         edges,
@@ -138,6 +143,86 @@ pub fn task_state(
         obs_count,
         handoffs,
     }))
+}
+
+/// The name typed when task `slug` was created: the `name` of its first
+/// `task.create` event, `None` when that event kept none (tasks created
+/// before wave 2, TQ-created tasks). Errors: [`StoreError::Sqlite`].
+pub fn typed_name(conn: &Connection, slug: &str) -> Result<Option<String>, StoreError> {
+    Ok(conn
+        .query_row(
+            "SELECT json_extract(data, '$.name') FROM events
+             WHERE task_id = ?1 AND type = 'task.create' ORDER BY seq LIMIT 1",
+            [slug],
+            |r| r.get::<_, Option<String>>(0),
+        )
+        .optional()?
+        .flatten()
+        .filter(|n| !n.trim().is_empty()))
+}
+
+/// An open task (status `open`, `active` or `blocked`) and its name, for
+/// `task_create`'s `possibleDuplicates`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenTask {
+    /// The bare slug.
+    pub slug: String,
+    /// The status.
+    pub status: String,
+    /// The typed name when the creating event kept one.
+    pub name: Option<String>,
+}
+
+/// Every open task (status `open`, `active` or `blocked`; reserved `@`
+/// nodes excluded), by slug, each with its typed name.
+/// Errors: [`StoreError::Sqlite`].
+pub fn open_tasks(conn: &Connection) -> Result<Vec<OpenTask>, StoreError> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.slug, t.status,
+                (SELECT json_extract(e.data, '$.name') FROM events e
+                 WHERE e.task_id = t.slug AND e.type = 'task.create'
+                 ORDER BY e.seq LIMIT 1)
+         FROM tasks t
+         WHERE t.status IN ('open', 'active', 'blocked') AND t.slug NOT LIKE '@%'
+         ORDER BY t.slug",
+    )?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(OpenTask {
+                slug: r.get(0)?,
+                status: r.get(1)?,
+                name: r.get::<_, Option<String>>(2).ok().flatten(),
+            })
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
+}
+
+/// How many of task `slug`'s events match the timeline filter (`types`,
+/// every type when empty; `seq < before`, `seq > after` when given): the
+/// `M events remaining` of a truncated `timeline` page counts these.
+/// Errors: [`StoreError::Sqlite`].
+pub fn timeline_count(
+    conn: &Connection,
+    slug: &str,
+    types: &[String],
+    before: Option<i64>,
+    after: Option<i64>,
+) -> Result<i64, StoreError> {
+    let types_json = if types.is_empty() {
+        None
+    } else {
+        Some(Value::from(types.to_vec()).to_string())
+    };
+    Ok(conn.query_row(
+        "SELECT count(*) FROM events
+         WHERE task_id = ?1
+           AND (?2 IS NULL OR type IN (SELECT value FROM json_each(?2)))
+           AND (?3 IS NULL OR seq < ?3)
+           AND (?4 IS NULL OR seq > ?4)",
+        params![slug, types_json, before, after],
+        |r| r.get(0),
+    )?)
 }
 
 /// The status of task `slug` (bare), `Ok(None)` when there is no such task.

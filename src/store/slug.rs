@@ -16,11 +16,12 @@ use unicode_normalization::char::is_combining_mark;
 
 use super::error::StoreError;
 
-/// Words dropped from a slug core (besides every word under 3 characters).
+/// Words dropped from a slug core (whole words only: a kebab-case word keeps
+/// its parts).
 pub const STOPWORDS: &[&str] = &[
     "a", "an", "the", "to", "of", "for", "with", "and", "or", "in", "on", "at", "by", "from",
     "into", "onto", "that", "this", "these", "those", "are", "was", "were", "its", "about", "via",
-    "per", "then", "than", "some", "our", "your", "their",
+    "per", "then", "than", "some", "our", "your", "their", "is", "be", "as",
 ];
 
 /// Words too vague to name a task on their own, whatever their length.
@@ -134,11 +135,25 @@ fn is_date_prefix(s: &str) -> bool {
         && b[10] == b'-'
 }
 
-/// The slug core of `name`, or why the name is refused. Errors:
-/// [`StoreError::NameRequired`] when blank; [`StoreError::NameTooThin`] with
-/// reason `only numbers`, `a lone letter-number`, `only a structural prefix
-/// and numbers`, `a single vague word`, `a single short word` or `no
-/// descriptive words after dropping short words and stopwords`.
+/// The slug core of `name`, or why the name is refused (spec/store.md
+/// "Slugs and names", wave 2 rules).
+///
+/// Words split on whitespace only (after `_` and `/` became spaces), so a
+/// kebab-case word such as `phase-2-wire-up-db` stays whole; a word's `-`
+/// runs collapse to one and leading/trailing `-` go. [`STOPWORDS`] are
+/// dropped; short words that are not stopwords are kept (`fix CI` →
+/// `fix-ci`). At most [`MAX_CORE_WORDS`] words are kept.
+///
+/// Thinness is judged on the name's parts (words split further at `-`):
+/// only numbers, a lone letter-number (`P1`), a structural prefix and
+/// numbers (`phase-1`), or, when exactly one descriptive part remains (not a
+/// stopword, not a number), a vague part (`stuff`, `fix`) or one under
+/// [`MIN_SINGLE_WORD`] characters (`tune`).
+///
+/// Errors: [`StoreError::NameRequired`] when blank; [`StoreError::NameTooThin`]
+/// with reason `only numbers`, `a lone letter-number`, `only a structural
+/// prefix and numbers`, `a single vague word`, `a single short word` or `no
+/// descriptive words after dropping stopwords`.
 pub fn core_of(name: &str) -> Result<String, StoreError> {
     let thin = |reason: &'static str| StoreError::NameTooThin {
         name: name.trim().to_string(),
@@ -152,47 +167,58 @@ pub fn core_of(name: &str) -> Result<String, StoreError> {
     let cleaned: String = stripped
         .chars()
         .map(|c| if c == '_' || c == '/' { ' ' } else { c })
-        .filter(|c| c.is_alphanumeric() || *c == ' ' || *c == '-')
+        .filter(|c| c.is_alphanumeric() || c.is_whitespace() || *c == '-')
         .flat_map(lower)
         .collect::<String>()
         .nfc()
         .collect();
-    let tokens: Vec<&str> = cleaned
-        .split([' ', '-'])
-        .filter(|t| !t.is_empty())
+    let words: Vec<String> = cleaned
+        .split_whitespace()
+        .map(|w| {
+            w.split('-')
+                .filter(|p| !p.is_empty())
+                .collect::<Vec<_>>()
+                .join("-")
+        })
+        .filter(|w| !w.is_empty())
         .collect();
+    let parts: Vec<&str> = words.iter().flat_map(|w| w.split('-')).collect();
     let is_number = |t: &str| t.chars().all(|c| c.is_ascii_digit());
-    if tokens.is_empty() {
-        return Err(thin(
-            "no descriptive words after dropping short words and stopwords",
-        ));
+    if parts.is_empty() {
+        return Err(thin("no descriptive words after dropping stopwords"));
     }
-    if tokens.iter().all(|t| is_number(t)) {
+    if parts.iter().all(|t| is_number(t)) {
         return Err(thin("only numbers"));
     }
-    if tokens.len() == 1 && is_letter_number(tokens[0]) {
+    if parts.len() == 1 && is_letter_number(parts[0]) {
         return Err(thin("a lone letter-number"));
     }
-    if tokens.len() >= 2
-        && STRUCTURAL_WORDS.contains(&tokens[0])
-        && tokens[1..].iter().all(|t| is_number(t))
+    if parts.len() >= 2
+        && STRUCTURAL_WORDS.contains(&parts[0])
+        && parts[1..].iter().all(|t| is_number(t))
     {
         return Err(thin("only a structural prefix and numbers"));
     }
-    let words: Vec<&str> = tokens
+    let descriptive: Vec<&str> = parts
         .iter()
         .copied()
-        .filter(|w| w.chars().count() >= 3 && !STOPWORDS.contains(w))
+        .filter(|p| !STOPWORDS.contains(p) && !is_number(p))
+        .collect();
+    match descriptive.as_slice() {
+        [] => return Err(thin("no descriptive words after dropping stopwords")),
+        [one] if VAGUE_WORDS.contains(one) => return Err(thin("a single vague word")),
+        [one] if one.chars().count() < MIN_SINGLE_WORD => {
+            return Err(thin("a single short word"));
+        }
+        _ => {}
+    }
+    let kept: Vec<&str> = words
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !STOPWORDS.contains(w))
         .take(MAX_CORE_WORDS)
         .collect();
-    match words.as_slice() {
-        [] => Err(thin(
-            "no descriptive words after dropping short words and stopwords",
-        )),
-        [one] if VAGUE_WORDS.contains(one) => Err(thin("a single vague word")),
-        [one] if one.chars().count() < MIN_SINGLE_WORD => Err(thin("a single short word")),
-        _ => Ok(cap_core(&words)),
-    }
+    Ok(cap_core(&kept))
 }
 
 /// The lower-case form of `c` without the combining marks lower-casing
@@ -215,7 +241,8 @@ fn cap_core(words: &[&str]) -> String {
         let sep = usize::from(!out.is_empty());
         if len + sep + n > MAX_CORE_CHARS {
             if out.is_empty() {
-                out = w.chars().take(MAX_CORE_CHARS).collect();
+                let cut: String = w.chars().take(MAX_CORE_CHARS).collect();
+                out = cut.trim_end_matches('-').to_string();
             }
             break;
         }

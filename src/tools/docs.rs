@@ -1,6 +1,7 @@
 //! The generated part of `docs/tools.md`: every tool of the registry with
-//! its capability, annotations, signature, description and parameters (from
-//! the input schema). A test fails when the file on disk is stale.
+//! its capability, annotations, signature, description, parameters (from
+//! the input schema) and structured result fields (from the output schema).
+//! A test fails when the file on disk is stale.
 
 use serde_json::Value;
 
@@ -62,10 +63,43 @@ pub fn generated() -> String {
             }
             _ => out.push_str("No parameters.\n"),
         }
+        out.push_str(&result_fields(&(t.output_schema)()));
     }
     out.push('\n');
     out.push_str(END);
     out.push('\n');
+    out
+}
+
+/// The "Structured result" table of an output schema: one row per
+/// top-level property (every one is always present).
+fn result_fields(schema: &serde_json::Map<String, Value>) -> String {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return String::new();
+    };
+    let mut out = String::from(
+        "\nStructured result (`structuredContent`, every field always present):\n\n| Field | Type | Description |\n| --- | --- | --- |\n",
+    );
+    for (name, p) in props {
+        let ty = match p.get("type") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" or "),
+            _ => type_of(p),
+        };
+        out.push_str(&format!(
+            "| `{}` | {} | {} |\n",
+            name,
+            ty,
+            p.get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .replace('\n', " ")
+                .replace('|', "\\|")
+        ));
+    }
     out
 }
 

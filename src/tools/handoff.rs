@@ -10,7 +10,8 @@ use time::macros::format_description;
 
 use super::args::HandoffArgs;
 use super::render::{RECENT_OBS, datetime, state_block};
-use super::{Line, ToolCtx, ToolOutcome, check_len, limits, required, store_err};
+use super::structured::HandoffDone;
+use super::{Done, ToolCtx, ToolOutcome, check_len, limits, required, store_err};
 use crate::store::{NewEvent, read};
 
 /// `handoff(summary, path?, task_id?)`.
@@ -37,7 +38,7 @@ pub fn handoff(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> ToolOutcome {
     handoff_line(ctx, a).into()
 }
 
-fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Line {
+fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Done {
     let summary = required("summary", Some(&a.summary), limits::SUMMARY)?;
     let slug = ctx.write_target(a.task_id.as_deref())?;
     let now = ctx.clock.now();
@@ -79,10 +80,14 @@ fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Line {
     }
     let ev = NewEvent::handoff_create(&ctx.session.id, now, &slug, summary, &shown);
     ctx.store.write(&[ev]).map_err(store_err)?;
-    Ok(format!(
-        "Handoff scaffolded for {slug} at {}",
-        full.display()
-    ))
+    let path = full.display().to_string();
+    let text = format!("Handoff scaffolded for {slug} at {path}");
+    let out = HandoffDone {
+        task: slug,
+        path,
+        relative_path: shown,
+    };
+    Ok(ToolOutcome::with(text, &out))
 }
 
 /// Where a checked note path leads.

@@ -9,10 +9,12 @@
 pub mod args;
 pub mod call;
 pub mod docs;
+pub mod duplicates;
 pub mod handoff;
 pub mod reads;
 pub mod registry;
 pub mod render;
+pub mod structured;
 pub mod timeline;
 pub mod writes;
 
@@ -59,29 +61,44 @@ pub struct ToolCtx<'a> {
     pub clock: Clock,
 }
 
-/// A tool's result: the text the model reads and whether it is an error
-/// (MCP `isError`).
+/// A tool's result: the text the model reads, the structure beside it (MCP
+/// `structuredContent`, matching the tool's `outputSchema`; spec/mcp.md
+/// "Structured results") and whether it is an error (MCP `isError`).
+/// Errors carry text only.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutcome {
-    /// The verbatim text.
+    /// The verbatim text (the seed's line, unchanged by the structure).
     pub text: String,
+    /// The structured result (a JSON object), `None` for errors.
+    pub structured: Option<serde_json::Value>,
     /// True for a tool-execution failure (`isError: true`).
     pub is_error: bool,
 }
 
 impl ToolOutcome {
-    /// A successful result.
+    /// A successful result without structure.
     pub fn ok(text: impl Into<String>) -> ToolOutcome {
         ToolOutcome {
             text: text.into(),
+            structured: None,
             is_error: false,
         }
     }
 
-    /// A tool-execution failure (`isError: true`).
+    /// A successful result with its structure (`structuredContent`).
+    pub fn with<T: serde::Serialize>(text: impl Into<String>, structure: &T) -> ToolOutcome {
+        ToolOutcome {
+            text: text.into(),
+            structured: structured::to_value(structure),
+            is_error: false,
+        }
+    }
+
+    /// A tool-execution failure (`isError: true`), text only.
     pub fn err(text: impl Into<String>) -> ToolOutcome {
         ToolOutcome {
             text: text.into(),
+            structured: None,
             is_error: true,
         }
     }
@@ -96,8 +113,15 @@ impl From<Result<String, String>> for ToolOutcome {
     }
 }
 
-/// The result type of the tools' bodies: `Err` holds the verbatim error line.
-pub(crate) type Line = Result<String, String>;
+impl From<Result<ToolOutcome, String>> for ToolOutcome {
+    fn from(r: Result<ToolOutcome, String>) -> ToolOutcome {
+        r.unwrap_or_else(ToolOutcome::err)
+    }
+}
+
+/// The result type of a tool body with structure: `Err` holds the verbatim
+/// error line.
+pub(crate) type Done = Result<ToolOutcome, String>;
 
 /// A store failure as the line a tool returns: the store's sentence.
 pub(crate) fn store_err(e: StoreError) -> String {

@@ -3,9 +3,11 @@
 
 use super::args::{QueryArgs, SearchArgs, TaskIdArgs, int_arg};
 use super::render::{BOOTSTRAP_HANDOFFS, RECENT_OBS, date, one_line, state_block};
-use super::{Line, ToolCtx, ToolOutcome, bare, check_len, limits, store_err};
+use super::structured::{Bootstrapped, HandoffRef, QueryResult, SearchHit, SearchResult, TaskGot};
+use super::{Done, ToolCtx, ToolOutcome, bare, check_len, limits, store_err};
 use crate::store::{read, search};
 use crate::tq::Surface;
+use crate::tq::render::{Output, render};
 
 /// `task_search`'s default number of hits (seed 000).
 pub const SEARCH_DEFAULT_LIMIT: i64 = 10;
@@ -18,12 +20,15 @@ pub fn task_get(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> ToolOutcome {
     task_get_line(ctx, a).into()
 }
 
-fn task_get_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Line {
+fn task_get_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
     let slug = ctx.target(a.task_id.as_deref())?;
     let state = read::task_state(ctx.store.conn(), &slug, RECENT_OBS, 0)
         .map_err(store_err)?
         .ok_or_else(|| format!("No task {slug}."))?;
-    Ok(state_block(&state))
+    Ok(ToolOutcome::with(
+        state_block(&state),
+        &TaskGot::from_state(&state),
+    ))
 }
 
 /// `task_bootstrap(task_id?)`: the state block, then `  handoffs:` and
@@ -36,7 +41,7 @@ pub fn task_bootstrap(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> ToolOutcome {
     bootstrap_line(ctx, a).into()
 }
 
-fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Line {
+fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
     let explicit = a.task_id.as_deref().filter(|t| !t.trim().is_empty());
     let slug = match explicit {
         Some(t) => {
@@ -70,7 +75,19 @@ fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Line {
             out.push_str(&format!("\n    - {} ({})", h.summary, h.path));
         }
     }
-    Ok(out)
+    let structure = Bootstrapped {
+        task: TaskGot::from_state(&state),
+        handoffs: state
+            .handoffs
+            .iter()
+            .map(|h| HandoffRef {
+                summary: h.summary.clone(),
+                path: h.path.clone(),
+                ts: h.ts,
+            })
+            .collect(),
+    };
+    Ok(ToolOutcome::with(out, &structure))
 }
 
 /// `task_search(query, limit?, task_id?)`: BM25-ranked observation search.
@@ -85,7 +102,7 @@ pub fn task_search(ctx: &mut ToolCtx<'_>, a: SearchArgs) -> ToolOutcome {
     search_line(ctx, a).into()
 }
 
-fn search_line(ctx: &mut ToolCtx<'_>, a: SearchArgs) -> Line {
+fn search_line(ctx: &mut ToolCtx<'_>, a: SearchArgs) -> Done {
     let query = super::required("query", Some(&a.query), limits::QUERY)?;
     let limit = int_arg("limit", a.limit.as_ref())?
         .unwrap_or(SEARCH_DEFAULT_LIMIT)
@@ -94,7 +111,13 @@ fn search_line(ctx: &mut ToolCtx<'_>, a: SearchArgs) -> Line {
         Some(t) => Some(ctx.existing("task_id", t)?),
         None => None,
     };
-    let none = || format!("No matching observations for \"{query}\".");
+    let none = || {
+        let empty = SearchResult {
+            query: query.to_string(),
+            hits: Vec::new(),
+        };
+        ToolOutcome::with(format!("No matching observations for \"{query}\"."), &empty)
+    };
     let Some(expr) = search::sanitize(query) else {
         return Ok(none());
     };
@@ -111,24 +134,31 @@ fn search_line(ctx: &mut ToolCtx<'_>, a: SearchArgs) -> Line {
     if hits.is_empty() {
         return Ok(none());
     }
-    let rows: Vec<String> = hits
+    let hits: Vec<SearchHit> = hits
         .iter()
         .enumerate()
-        .map(|(i, h)| {
-            format!(
-                "{}. [{}]  ({})\n    {}",
-                i + 1,
-                h.slug,
-                date(h.ts),
-                one_line(&h.snippet, usize::MAX)
-            )
+        .map(|(i, h)| SearchHit {
+            rank: u32::try_from(i + 1).unwrap_or(u32::MAX),
+            task: h.slug.clone(),
+            date: date(h.ts),
+            snippet: one_line(&h.snippet, usize::MAX),
         })
         .collect();
-    Ok(rows.join("\n"))
+    let rows: Vec<String> = hits
+        .iter()
+        .map(|h| format!("{}. [{}]  ({})\n    {}", h.rank, h.task, h.date, h.snippet))
+        .collect();
+    let structure = SearchResult {
+        query: query.to_string(),
+        hits,
+    };
+    Ok(ToolOutcome::with(rows.join("\n"), &structure))
 }
 
 /// `task_query(query)`: runs one TQ query on the read surface and returns its
-/// text (spec/tq.md §4). Records no event. Errors: `query is required.`,
+/// text (spec/tq.md §4) and, as structure ([`QueryResult`]), the JSON
+/// `cairn query --format json` prints for it (the same code: a task set is
+/// read once more, widened to every field). Records no event. Errors: `query is required.`,
 /// `query is too long (...)`, `Parse error: ...`, `Query error: ...`,
 /// `The query could not be executed.`
 pub fn task_query(ctx: &mut ToolCtx<'_>, a: QueryArgs) -> ToolOutcome {
@@ -137,14 +167,45 @@ pub fn task_query(ctx: &mut ToolCtx<'_>, a: QueryArgs) -> ToolOutcome {
 
 /// `task_query_write(query)`: runs one TQ query on the write surface
 /// (mutations and `define!`/`undefine!` allowed, all events in one
-/// transaction). Errors as [`task_query`].
+/// transaction). Its structure is the JSON of the result as run, never a
+/// second run: a task set carries what its task lines carry (`slug`,
+/// `display-name`, `status`, and when enriched `obs-count`, `edge-count`,
+/// `metadata`), as `cairn query --format json` prints an unwidened result.
+/// Errors as [`task_query`].
 pub fn task_query_write(ctx: &mut ToolCtx<'_>, a: QueryArgs) -> ToolOutcome {
     query_line(ctx, a, Surface::Write).into()
 }
 
-fn query_line(ctx: &mut ToolCtx<'_>, a: QueryArgs, surface: Surface) -> Line {
+fn query_line(ctx: &mut ToolCtx<'_>, a: QueryArgs, surface: Surface) -> Done {
     let query = super::required("query", Some(&a.query), limits::QUERY)?;
-    ctx.engine
-        .run(ctx.store, ctx.session, query, surface)
-        .map_err(|d| d.render_plain())
+    let out = ctx
+        .engine
+        .run_value(ctx.store, ctx.session, query, surface)
+        .map_err(|d| d.render_plain())?;
+    let text = render(&out);
+    let result = match (&out, surface) {
+        // A task set on the read surface: the widened JSON of
+        // `cairn query --format json`, read with the same code.
+        (Output::Tasks { .. }, Surface::Read) => {
+            crate::cli::run_json(ctx.engine, ctx.store, ctx.session, query, surface)
+                .unwrap_or_else(|_| crate::cli::output_json(&out))
+        }
+        _ => crate::cli::output_json(&out),
+    };
+    let structure = QueryResult {
+        shape: shape(&out).to_string(),
+        result,
+    };
+    Ok(ToolOutcome::with(text, &structure))
+}
+
+/// The name of a result's shape: `tasks`, `ids`, `count`, `projection`, `groups`.
+fn shape(o: &Output) -> &'static str {
+    match o {
+        Output::Tasks { .. } => "tasks",
+        Output::Ids { .. } => "ids",
+        Output::Count { .. } => "count",
+        Output::Projection { .. } => "projection",
+        Output::Groups { .. } => "groups",
+    }
 }

@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::args::*;
+use super::structured::{self as out, output_schema_of};
 use super::{ToolCtx, ToolOutcome, handoff, reads, timeline, writes};
 use crate::session::Capability;
 
@@ -36,6 +37,9 @@ pub struct ToolSpec {
     pub idempotent: bool,
     /// The JSON schema of the arguments (an object schema).
     pub schema: fn() -> Map<String, Value>,
+    /// The JSON schema of the structured result (MCP `outputSchema`, an
+    /// object schema from the typed struct in [`super::structured`]).
+    pub output_schema: fn() -> Map<String, Value>,
     /// Deserialises the arguments and runs the tool. `Err` is a protocol
     /// fault: the arguments do not fit the schema (the serde message).
     pub run: fn(&mut ToolCtx<'_>, Value) -> Result<ToolOutcome, String>,
@@ -93,6 +97,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: false,
         idempotent: false,
         schema: schema_of::<ObserveArgs>,
+        output_schema: output_schema_of::<out::Observed>,
         run: |c, v| Ok(writes::observe(c, parse(v)?)),
     },
     ToolSpec {
@@ -105,6 +110,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: false,
         idempotent: false,
         schema: schema_of::<TaskCreateArgs>,
+        output_schema: output_schema_of::<out::Created>,
         run: |c, v| Ok(writes::task_create(c, parse(v)?)),
     },
     ToolSpec {
@@ -117,6 +123,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: false,
         idempotent: false,
         schema: schema_of::<TaskForkArgs>,
+        output_schema: output_schema_of::<out::Forked>,
         run: |c, v| Ok(writes::task_fork(c, parse(v)?)),
     },
     ToolSpec {
@@ -129,6 +136,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: false,
         idempotent: true,
         schema: schema_of::<EdgeArgs>,
+        output_schema: output_schema_of::<out::EdgeChange>,
         run: |c, v| Ok(writes::task_link(c, parse(v)?)),
     },
     ToolSpec {
@@ -141,6 +149,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: true,
         idempotent: true,
         schema: schema_of::<EdgeArgs>,
+        output_schema: output_schema_of::<out::EdgeChange>,
         run: |c, v| Ok(writes::task_sever(c, parse(v)?)),
     },
     ToolSpec {
@@ -153,6 +162,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: false,
         idempotent: true,
         schema: schema_of::<SetMetadataArgs>,
+        output_schema: output_schema_of::<out::MetadataSet>,
         run: |c, v| Ok(writes::task_set_metadata(c, parse(v)?)),
     },
     ToolSpec {
@@ -165,6 +175,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: false,
         idempotent: true,
         schema: schema_of::<UpdateStatusArgs>,
+        output_schema: output_schema_of::<out::StatusSet>,
         run: |c, v| Ok(writes::task_update_status(c, parse(v)?)),
     },
     ToolSpec {
@@ -177,6 +188,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: false,
         idempotent: false,
         schema: schema_of::<HandoffArgs>,
+        output_schema: output_schema_of::<out::HandoffDone>,
         run: |c, v| Ok(handoff::handoff(c, parse(v)?)),
     },
     ToolSpec {
@@ -189,6 +201,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: true,
         idempotent: true,
         schema: schema_of::<QueryArgs>,
+        output_schema: output_schema_of::<out::QueryResult>,
         run: |c, v| Ok(reads::task_query_write(c, parse(v)?)),
     },
     ToolSpec {
@@ -201,6 +214,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: false,
         idempotent: true,
         schema: schema_of::<SearchArgs>,
+        output_schema: output_schema_of::<out::SearchResult>,
         run: |c, v| Ok(reads::task_search(c, parse(v)?)),
     },
     ToolSpec {
@@ -213,6 +227,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: false,
         idempotent: true,
         schema: schema_of::<TaskIdArgs>,
+        output_schema: output_schema_of::<out::TaskGot>,
         run: |c, v| Ok(reads::task_get(c, parse(v)?)),
     },
     ToolSpec {
@@ -225,6 +240,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: false,
         idempotent: true,
         schema: schema_of::<TimelineArgs>,
+        output_schema: output_schema_of::<out::Timeline>,
         run: |c, v| Ok(timeline::timeline(c, parse(v)?)),
     },
     ToolSpec {
@@ -237,6 +253,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: false,
         idempotent: true,
         schema: schema_of::<QueryArgs>,
+        output_schema: output_schema_of::<out::QueryResult>,
         run: |c, v| Ok(reads::task_query(c, parse(v)?)),
     },
     ToolSpec {
@@ -249,6 +266,7 @@ static TOOLS: [ToolSpec; 14] = [
         destructive: false,
         idempotent: true,
         schema: schema_of::<TaskIdArgs>,
+        output_schema: output_schema_of::<out::Bootstrapped>,
         run: |c, v| Ok(reads::task_bootstrap(c, parse(v)?)),
     },
 ];

@@ -50,7 +50,7 @@ pub fn one_line(text: &str, max: usize) -> String {
 ///
 /// ```text
 /// SLUG  [STATUS]
-///   DESCRIPTION
+///   DESCRIPTION (else the typed name)
 ///   parent: PARENT
 ///   children:
 ///     - CHILD [STATUS]
@@ -66,7 +66,11 @@ pub fn one_line(text: &str, max: usize) -> String {
 /// Sections without content are left out. No trailing newline.
 pub fn state_block(s: &TaskState) -> String {
     let mut out = format!("{}  [{}]", s.slug, s.status);
-    if let Some(d) = s.description.as_deref().filter(|d| !d.trim().is_empty()) {
+    let description = s.description.as_deref().filter(|d| !d.trim().is_empty());
+    // Without a description, the typed name takes its line (spec/store.md
+    // "Slugs and names"; the seed's task_get example shows the name there).
+    let shown = description.or(s.name.as_deref().filter(|n| !n.trim().is_empty()));
+    if let Some(d) = shown {
         for line in d.lines() {
             out.push_str("\n  ");
             out.push_str(line);

@@ -6,7 +6,8 @@ use serde_json::Value;
 
 use super::args::{TimelineArgs, int_arg};
 use super::render::{DIGEST_CHARS, minute, one_line};
-use super::{Line, ToolCtx, ToolOutcome, store_err};
+use super::structured::{Timeline, TimelineEvent};
+use super::{Done, ToolCtx, ToolOutcome, store_err};
 use crate::store::event::types;
 use crate::store::read::{self, EventRow};
 
@@ -27,8 +28,10 @@ pub const MAX_LIMIT: i64 = 1_000;
 /// body indented four spaces. When the next event would push the text past
 /// 16,000 characters, emission stops with
 /// `… truncated at N chars; M events remaining; pass before_seq=SEQ to continue`
-/// (at least one event is always shown). `limit` defaults to 20 (1..1000).
-/// Records no event.
+/// (at least one event is always shown); `M` counts every older event that
+/// matches the filter (and `after_seq`), not only those left in this page.
+/// A `task.create` digests to its description (nothing when it has none).
+/// `limit` defaults to 20 (1..1000). Records no event.
 /// Errors: the no-current line, `No task SLUG.`,
 /// `unknown event type "T"; did you mean U?` (or `; expected one of ...`),
 /// `types is too long (N characters; at most 200).`,
@@ -37,7 +40,7 @@ pub fn timeline(ctx: &mut ToolCtx<'_>, a: TimelineArgs) -> ToolOutcome {
     timeline_line(ctx, a).into()
 }
 
-fn timeline_line(ctx: &mut ToolCtx<'_>, a: TimelineArgs) -> Line {
+fn timeline_line(ctx: &mut ToolCtx<'_>, a: TimelineArgs) -> Done {
     let before = int_arg("before_seq", a.before_seq.as_ref())?;
     let after = int_arg("after_seq", a.after_seq.as_ref())?;
     let limit = int_arg("limit", a.limit.as_ref())?
@@ -75,11 +78,44 @@ fn timeline_line(ctx: &mut ToolCtx<'_>, a: TimelineArgs) -> Line {
     .map_err(store_err)?;
     let full = a.full.unwrap_or(false);
     let blocks: Vec<String> = page.iter().map(|e| render_event(e, full)).collect();
-    Ok(assemble(&slug, &page, &blocks))
+    let (mut out, shown) = assemble(&slug, &blocks);
+    let mut remaining = 0;
+    let mut cursor = None;
+    if shown < blocks.len() {
+        let seq = page[shown - 1].seq;
+        remaining =
+            read::timeline_count(conn, &slug, &wanted, Some(seq), after).map_err(store_err)?;
+        let chars = out.chars().count();
+        out.push_str(&format!(
+            "\n… truncated at {chars} chars; {remaining} events remaining; pass before_seq={seq} to continue"
+        ));
+        cursor = Some(seq);
+    }
+    let structure = Timeline {
+        task: slug.clone(),
+        events: page[..shown]
+            .iter()
+            .map(|e| TimelineEvent {
+                seq: e.seq,
+                event_type: e.event_type.clone(),
+                ts: e.ts,
+                text: if full {
+                    body(e)
+                } else {
+                    one_line(&body(e), DIGEST_CHARS)
+                },
+            })
+            .collect(),
+        remaining,
+        before_seq: cursor,
+    };
+    Ok(ToolOutcome::with(out, &structure))
 }
 
-/// Puts the header and as many event blocks as fit under the ceiling.
-fn assemble(slug: &str, page: &[EventRow], blocks: &[String]) -> String {
+/// Puts the header and as many event blocks as fit under the ceiling;
+/// returns the text and how many blocks it shows (at least one when there
+/// are any).
+fn assemble(slug: &str, blocks: &[String]) -> (String, usize) {
     let header = |n: usize| {
         let noun = if n == 1 { "event" } else { "events" };
         format!("{slug} — last {n} {noun}")
@@ -99,15 +135,7 @@ fn assemble(slug: &str, page: &[EventRow], blocks: &[String]) -> String {
         out.push('\n');
         out.push_str(b);
     }
-    if shown < blocks.len() {
-        let remaining = blocks.len() - shown;
-        let cursor = page[shown - 1].seq;
-        let chars = out.chars().count();
-        out.push_str(&format!(
-            "\n… truncated at {chars} chars; {remaining} events remaining; pass before_seq={cursor} to continue"
-        ));
-    }
-    out
+    (out, shown)
 }
 
 fn render_event(e: &EventRow, full: bool) -> String {
@@ -120,12 +148,13 @@ fn render_event(e: &EventRow, full: bool) -> String {
         }
         out
     } else {
-        format!(
-            "  {}  {}  {}",
-            e.seq,
-            e.event_type,
-            one_line(&body(e), DIGEST_CHARS)
-        )
+        let digest = one_line(&body(e), DIGEST_CHARS);
+        if digest.is_empty() {
+            // Nothing to digest (a task.create without a description).
+            format!("  {}  {}", e.seq, e.event_type)
+        } else {
+            format!("  {}  {}  {}", e.seq, e.event_type, digest)
+        }
     }
 }
 
@@ -138,10 +167,8 @@ fn body(e: &EventRow) -> String {
     let d = &e.data;
     match e.event_type.as_str() {
         "observation" => s(d, "text").to_string(),
-        "task.create" => match d.get("description").and_then(Value::as_str) {
-            Some(desc) if !desc.is_empty() => format!("created: {desc}"),
-            _ => "created".to_string(),
-        },
+        // The description, nothing without one (never the typed name).
+        "task.create" => s(d, "description").to_string(),
         "task.update-status" => format!("→ {}", s(d, "status")),
         "task.update-description" => s(d, "description").to_string(),
         "task.fork" => format!("forked {} ({})", s(d, "child_id"), s(d, "edge_type")),

@@ -6,7 +6,8 @@
 use super::args::{
     EdgeArgs, ObserveArgs, SetMetadataArgs, TaskCreateArgs, TaskForkArgs, UpdateStatusArgs,
 };
-use super::{Line, ToolCtx, ToolOutcome, bare, check_len, limits, required, store_err};
+use super::structured::{Created, EdgeChange, Forked, MetadataSet, Observed, StatusSet};
+use super::{Done, ToolCtx, ToolOutcome, bare, check_len, limits, required, store_err};
 use crate::store::{EdgeType, NewEvent, Status};
 
 /// The edge types a tool accepts (seed 000: `phase-of`, `depends-on`, `related`).
@@ -33,30 +34,45 @@ pub fn observe(ctx: &mut ToolCtx<'_>, a: ObserveArgs) -> ToolOutcome {
     observe_line(ctx, a).into()
 }
 
-fn observe_line(ctx: &mut ToolCtx<'_>, a: ObserveArgs) -> Line {
+fn observe_line(ctx: &mut ToolCtx<'_>, a: ObserveArgs) -> Done {
     let text = required("text", Some(&a.text), limits::TEXT)?;
     let slug = ctx.write_target(a.task_id.as_deref())?;
     let ev = NewEvent::observation(&ctx.session.id, ctx.clock.now(), &slug, text);
     ctx.store.write(&[ev]).map_err(store_err)?;
-    Ok(format!("Observed on {slug}."))
+    Ok(ToolOutcome::with(
+        format!("Observed on {slug}."),
+        &Observed { task: slug },
+    ))
 }
 
 /// `task_create(name, description?)`: mints `YYYY-MM-DD-core[-N]`, records one
-/// `task.create`, adopts the task as current only when none is set;
-/// `Created SLUG.` Errors: `name is required.`, the store's thin-name
+/// `task.create` (keeping the typed name in its data), adopts the task as
+/// current only when none is set; `Created SLUG.` The structure
+/// ([`Created`]) carries `possibleDuplicates`: up to three open tasks whose
+/// names overlap strongly with `name` (computed before the write). Errors: `name is required.`, the store's thin-name
 /// sentence, `name is too long (...)`.
 pub fn task_create(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> ToolOutcome {
     task_create_line(ctx, a).into()
 }
 
-fn task_create_line(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> Line {
+fn task_create_line(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> Done {
     let name = required("name", Some(&a.name), limits::NAME)?;
     let description = optional_text("description", a.description.as_deref())?;
     let slug = ctx.store.mint_slug(name, ctx.today()).map_err(store_err)?;
-    let ev = NewEvent::task_create(&ctx.session.id, ctx.clock.now(), &slug, description, None);
+    let open = crate::store::read::open_tasks(ctx.store.conn()).map_err(store_err)?;
+    let duplicates = super::duplicates::possible_duplicates(name, &slug, &open);
+    let ev = NewEvent::task_create(&ctx.session.id, ctx.clock.now(), &slug, description, None)
+        .with_name(name.trim());
     ctx.store.write(&[ev]).map_err(store_err)?;
+    let current = ctx.session.current.is_none();
     ctx.session.adopt_if_none(&slug);
-    Ok(format!("Created {slug}."))
+    let out = Created {
+        slug: slug.clone(),
+        created: true,
+        current,
+        possible_duplicates: duplicates,
+    };
+    Ok(ToolOutcome::with(format!("Created {slug}."), &out))
 }
 
 /// `task_fork(name, from?, edge_type?, description?)`: creates a child of the
@@ -73,7 +89,7 @@ pub fn task_fork(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> ToolOutcome {
     task_fork_line(ctx, a).into()
 }
 
-fn task_fork_line(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> Line {
+fn task_fork_line(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> Done {
     let name = required("name", Some(&a.name), limits::NAME)?;
     let edge = match a.edge_type.as_deref().filter(|e| !e.trim().is_empty()) {
         Some(e) => {
@@ -101,12 +117,19 @@ fn task_fork_line(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> Line {
     let now = ctx.clock.now();
     let sid = ctx.session.id.clone();
     let events = [
-        NewEvent::task_create(&sid, now, &child, description, None),
+        NewEvent::task_create(&sid, now, &child, description, None).with_name(name.trim()),
         NewEvent::fork(&sid, now, &parent, &child, edge),
     ];
     ctx.store.write(&events).map_err(store_err)?;
     ctx.session.switch_to(&child);
-    Ok(format!("Forked {child} from {parent} ({edge})."))
+    let text = format!("Forked {child} from {parent} ({edge}).");
+    let out = Forked {
+        slug: child,
+        parent,
+        edge_type: edge.to_string(),
+        created: true,
+    };
+    Ok(ToolOutcome::with(text, &out))
 }
 
 /// `task_link(target_id, edge_type, task_id?)`: records one `task.link` from
@@ -126,7 +149,7 @@ pub fn task_sever(ctx: &mut ToolCtx<'_>, a: EdgeArgs) -> ToolOutcome {
     edge_line(ctx, a, false).into()
 }
 
-fn edge_line(ctx: &mut ToolCtx<'_>, a: EdgeArgs, link: bool) -> Line {
+fn edge_line(ctx: &mut ToolCtx<'_>, a: EdgeArgs, link: bool) -> Done {
     let target = required("target_id", Some(&a.target_id), limits::NAME)?;
     let edge = required("edge_type", Some(&a.edge_type), limits::NAME)?;
     let edge = parse_edge(edge)?;
@@ -147,7 +170,14 @@ fn edge_line(ctx: &mut ToolCtx<'_>, a: EdgeArgs, link: bool) -> Line {
     };
     ctx.store.write(&[ev]).map_err(store_err)?;
     let verb = if link { "Linked" } else { "Severed" };
-    Ok(format!("{verb} {src} -> {target} ({edge})."))
+    let text = format!("{verb} {src} -> {target} ({edge}).");
+    let out = EdgeChange {
+        task: src,
+        target,
+        edge_type: edge.to_string(),
+        linked: link,
+    };
+    Ok(ToolOutcome::with(text, &out))
 }
 
 /// `task_set_metadata(key, value, task_id?)`: records one `task.set-metadata`
@@ -160,7 +190,7 @@ pub fn task_set_metadata(ctx: &mut ToolCtx<'_>, a: SetMetadataArgs) -> ToolOutco
     set_metadata_line(ctx, a).into()
 }
 
-fn set_metadata_line(ctx: &mut ToolCtx<'_>, a: SetMetadataArgs) -> Line {
+fn set_metadata_line(ctx: &mut ToolCtx<'_>, a: SetMetadataArgs) -> Done {
     let key = required("key", Some(&a.key), limits::NAME)?.trim();
     if key.chars().any(char::is_control) {
         return Err("key must not contain control characters.".to_string());
@@ -170,7 +200,13 @@ fn set_metadata_line(ctx: &mut ToolCtx<'_>, a: SetMetadataArgs) -> Line {
     let slug = ctx.write_target(a.task_id.as_deref())?;
     let ev = NewEvent::set_metadata(&ctx.session.id, ctx.clock.now(), &slug, key, &value);
     ctx.store.write(&[ev]).map_err(store_err)?;
-    Ok(format!("Set {key} on {slug}."))
+    let text = format!("Set {key} on {slug}.");
+    let out = MetadataSet {
+        task: slug,
+        key: key.to_string(),
+        value,
+    };
+    Ok(ToolOutcome::with(text, &out))
 }
 
 /// `task_update_status(status?, task_id?, reopen?)`: status lower-cased and
@@ -184,7 +220,7 @@ pub fn task_update_status(ctx: &mut ToolCtx<'_>, a: UpdateStatusArgs) -> ToolOut
     update_status_line(ctx, a).into()
 }
 
-fn update_status_line(ctx: &mut ToolCtx<'_>, a: UpdateStatusArgs) -> Line {
+fn update_status_line(ctx: &mut ToolCtx<'_>, a: UpdateStatusArgs) -> Done {
     let status = match a.status.as_deref().filter(|s| !s.trim().is_empty()) {
         Some(s) => {
             check_len("status", s, limits::NAME)?;
@@ -199,11 +235,18 @@ fn update_status_line(ctx: &mut ToolCtx<'_>, a: UpdateStatusArgs) -> Line {
     };
     let slug = ctx.write_target(a.task_id.as_deref())?;
     let current = crate::store::read::task_status(ctx.store.conn(), &slug).map_err(store_err)?;
-    if current.as_deref() != Some(status.as_str()) {
+    let changed = current.as_deref() != Some(status.as_str());
+    if changed {
         let ev = NewEvent::update_status(&ctx.session.id, ctx.clock.now(), &slug, status);
         ctx.store.write(&[ev]).map_err(store_err)?;
     }
-    Ok(format!("{slug} is now {status}."))
+    let text = format!("{slug} is now {status}.");
+    let out = StatusSet {
+        task: slug,
+        status: status.to_string(),
+        changed,
+    };
+    Ok(ToolOutcome::with(text, &out))
 }
 
 /// An optional text argument: blank counts as absent; length-checked.

@@ -87,6 +87,14 @@ class Server:
         text = "".join(c.text for c in res.content if getattr(c, "type", "") == "text")
         return text, bool(attr(res, "is_error", "isError"))
 
+    async def structured(self, tool, args=None):
+        """(text, structuredContent) of a successful call; the SDK validates
+        the structure against the tool's outputSchema itself."""
+        res = await self.s.call_tool(tool, args or {})
+        text = "".join(c.text for c in res.content if getattr(c, "type", "") == "text")
+        check_true(f"{tool} succeeds", not attr(res, "is_error", "isError"), text)
+        return text, attr(res, "structured_content", "structuredContent")
+
     async def ok(self, tool, args=None):
         text, err = await self.call(tool, args)
         check_true(f"{tool} succeeds", not err, text)
@@ -110,6 +118,9 @@ async def story(project):
         check_true("instructions mention task_bootstrap", "task_bootstrap" in (c.init.instructions or ""))
         tools = (await c.s.list_tools()).tools
         check("tool count", len(tools), 14)
+        schemas = {t.name: attr(t, "output_schema", "outputSchema") for t in tools}
+        check_true("every tool has an object outputSchema",
+                   all((sch or {}).get("type") == "object" for sch in schemas.values()), schemas)
         meta = {t.name: (attr(t, "meta", "_meta") or {}).get("cairn/capability") for t in tools}
         check("observe capability", meta.get("observe"), "observe")
         check("task_query capability", meta.get("task_query"), "read")
@@ -129,7 +140,10 @@ async def story(project):
               f"Observed on {tune}.")
         check("fork", await c.ok("task_fork", {"name": "add prefix query support"}),
               f"Forked {prefix} from {tune} (phase-of).")
-        check("create tokenizer", await c.ok("task_create", {"name": "tokenizer fix"}), f"Created {token}.")
+        text, created = await c.structured("task_create", {"name": "tokenizer fix"})
+        check("create tokenizer", text, f"Created {token}.")
+        check("create structuredContent", created,
+              {"slug": token, "created": True, "current": False, "possibleDuplicates": []})
         check("link", await c.ok("task_link", {"target_id": token, "edge_type": "depends-on"}),
               f"Linked {prefix} -> {token} (depends-on).")
         check("set metadata", await c.ok("task_set_metadata", {"key": "acceptance", "value": "prefix queries return ranked snippets"}),
@@ -139,8 +153,18 @@ async def story(project):
         check("frontier before", await c.ok("task_query", {"query": '(query "plan-frontier")'}), "No matching tasks.")
         check("complete tokenizer", await c.ok("task_update_status", {"status": "completed", "task_id": token}),
               f"{token} is now completed.")
-        check("frontier after", await c.ok("task_query", {"query": '(query "plan-frontier")'}),
+        text, frontier = await c.structured("task_query", {"query": '(query "plan-frontier")'})
+        check("frontier after", text,
               f"1 task:\n- {prefix} (active) obs=1 edges=2\n    acceptance: prefix queries return ranked snippets")
+        check("frontier structuredContent shape", (frontier or {}).get("shape"), "tasks")
+        rows = (frontier or {}).get("result") or [{}]
+        check("frontier structuredContent task",
+              {k: rows[0].get(k) for k in ("slug", "status", "parent", "obs-count", "edge-count", "metadata")},
+              {"slug": prefix, "status": "active", "parent": tune, "obs-count": 1, "edge-count": 2,
+               "metadata": {"acceptance": "prefix queries return ranked snippets"}})
+        text, count = await c.structured("task_query", {"query": "(-> (all) (:count))"})
+        check("count text", text, "3")
+        check("count structuredContent", count, {"shape": "count", "result": 3})
         check("read surface refuses mutations",
               await c.err("task_query", {"query": '(-> (current) (:set-status! "completed"))'}),
               "Query error: Mutations need the task_query_write surface; task_query is read-only.")
@@ -154,7 +178,7 @@ async def story(project):
               "  8  observation  prefix queries need a query parser change in src/search.rs:45-78\n"
               "  7  task.set-metadata  acceptance = prefix queries return ranked snippets")
         check("timeline page 2", await c.ok("timeline", {"limit": 2, "before_seq": 7}),
-              f"{prefix} — last 2 events\n  6  task.link  → {token} (depends-on)\n  3  task.create  created")
+              f"{prefix} — last 2 events\n  6  task.link  → {token} (depends-on)\n  3  task.create")
         check("timeline bad cursor", await c.err("timeline", {"before_seq": "x"}),
               'before_seq must be an integer, got "x".')
         handoff = await c.ok("handoff", {"summary": "prefix queries land; tokenizer fix is next"})
@@ -175,7 +199,7 @@ async def story(project):
         check("fresh process has no current task", await c2.err("task_get"),
               "No current task; create or select one first.")
         boot = await c2.ok("task_bootstrap", {"task_id": prefix})
-        check_true("bootstrap state", boot.startswith(f"{prefix}  [active]\n  parent: {tune}\n  edges:\n    depends-on {token}\n"), boot)
+        check_true("bootstrap state", boot.startswith(f"{prefix}  [active]\n  add prefix query support\n  parent: {tune}\n  edges:\n    depends-on {token}\n"), boot)
         check_true("bootstrap handoffs", "\n  handoffs:\n    - prefix queries land; tokenizer fix is next (.cairn/tasks/" in boot, boot)
 
     async with Server(project, ["--grant", "read"]) as r:
