@@ -55,8 +55,8 @@ fn ls_piped_has_no_colour() {
     let s = String::from_utf8(out.stdout).unwrap();
     assert_eq!(
         s,
-        "slug                            status  name  obs  updated (UTC)\n\
-         2026-01-01-tune-search-ranking  active        0    2026-01-01 00:00\n"
+        "slug                            status  name                 obs  updated (UTC)\n\
+         2026-01-01-tune-search-ranking  active  tune search ranking  0    2026-01-01 00:00\n"
     );
 }
 

@@ -93,16 +93,15 @@ pub struct SearchArgs {
 }
 
 /// The JSON `--json` prints for a tool's outcome: the tool's structured
-/// result when it has one, else `{"text": TEXT}` — and `"isError": true`
-/// added when the tool failed.
+/// result (MCP `structuredContent`) on success; `{"error": TEXT}` for a
+/// tool error (errors carry no structure); `{"text": TEXT}` for a success
+/// without structure.
 pub fn outcome_json(out: &ToolOutcome) -> Value {
-    let mut v = json!({ "text": out.text });
-    if out.is_error
-        && let Value::Object(m) = &mut v
-    {
-        m.insert("isError".into(), Value::Bool(true));
+    match (&out.structured, out.is_error) {
+        (_, true) => json!({ "error": out.text }),
+        (Some(v), false) => v.clone(),
+        (None, false) => json!({ "text": out.text }),
     }
-    v
 }
 
 /// Prints `out` — its text on stdout, or on stderr when it is an error; with
@@ -135,8 +134,18 @@ fn task_id(slug: Option<&str>) -> Value {
     }
 }
 
-/// The slug a `Created SLUG.` / `Forked SLUG from …` line names.
+/// The new task's slug: the structured result's `slug` (task_create and
+/// task_fork both have one), else the one a `Created SLUG.` / `Forked SLUG
+/// from …` line names.
 fn new_slug(out: &ToolOutcome) -> Option<String> {
+    if let Some(slug) = out
+        .structured
+        .as_ref()
+        .and_then(|v| v.get("slug"))
+        .and_then(Value::as_str)
+    {
+        return Some(slug.to_string());
+    }
     let rest = out
         .text
         .strip_prefix("Created ")

@@ -99,16 +99,16 @@ fn field(v: &Value, key: &str) -> String {
     }
 }
 
-/// The row of one task: slug (after `prefix`), status (coloured), name,
+/// The row of one task: slug (after `prefix`), status (coloured), name
+/// (the `name` [`add_names`] put there),
 /// observations, last update (`YYYY-MM-DD HH:MM`, UTC).
 fn task_row(prefix: &str, t: &Value) -> Vec<String> {
     let status = field(t, "status");
-    let name = field(t, "display-name");
     let slug = field(t, "slug");
     vec![
         format!("{prefix}{slug}"),
         paint(status_style(&status), &status),
-        if name == slug { String::new() } else { name },
+        field(t, "name"),
         field(t, "obs-count"),
         t.get("updated-ts")
             .and_then(Value::as_i64)
@@ -119,8 +119,8 @@ fn task_row(prefix: &str, t: &Value) -> Vec<String> {
 
 const TASK_HEADERS: [&str; 5] = ["slug", "status", "name", "obs", "updated (UTC)"];
 
-/// The flat table of `tasks` (objects with slug, status, display-name,
-/// obs-count, updated-ts), or `No tasks.` when there are none.
+/// The flat table of `tasks` (objects with slug, status, name, obs-count,
+/// updated-ts), or `No tasks.` when there are none.
 pub fn task_table(tasks: &[Value]) -> String {
     if tasks.is_empty() {
         return "No tasks.".to_string();
@@ -185,6 +185,28 @@ fn run(engine: &Engine, store: &Store, session: &Session, text: &str) -> Result<
     run_json(engine, store, session, text, Surface::Read).map_err(|d| d.render_plain())
 }
 
+/// Adds `"name"` to each task object of `tasks`: its `display-name` when
+/// one is set (differs from the slug), else the name typed when it was
+/// created (`store::read::typed_name`), else `null`. Errors: a store read.
+fn add_names(store: &Store, tasks: &mut Value) -> anyhow::Result<()> {
+    let Some(list) = tasks.as_array_mut() else {
+        return Ok(());
+    };
+    for t in list {
+        let slug = field(t, "slug");
+        let display = field(t, "display-name");
+        let name = if !display.is_empty() && display != slug {
+            Some(display)
+        } else {
+            crate::store::read::typed_name(store.conn(), &slug)?
+        };
+        if let Value::Object(m) = t {
+            m.insert("name".into(), name.map_or(Value::Null, Value::String));
+        }
+    }
+    Ok(())
+}
+
 /// Prints `tasks` as JSON or as the table `draw` makes; exit 0.
 fn print_tasks(tasks: Value, json: bool, draw: fn(&[Value]) -> String) -> anyhow::Result<ExitCode> {
     if json {
@@ -211,7 +233,10 @@ pub(super) fn ls_cmd(flag: Option<&Path>, a: &LsArgs) -> anyhow::Result<ExitCode
         }
     }
     match run(&cx.engine, &cx.store, &cx.session, &ls_query(a)) {
-        Ok(v) => print_tasks(v, a.out.json, if a.tree { tree_table } else { task_table }),
+        Ok(mut v) => {
+            add_names(&cx.store, &mut v)?;
+            print_tasks(v, a.out.json, if a.tree { tree_table } else { task_table })
+        }
         Err(e) => fail(&e),
     }
 }
@@ -253,7 +278,10 @@ pub(super) fn ready_cmd(flag: Option<&Path>, a: &ReadyArgs) -> anyhow::Result<Ex
         );
     }
     match run(&cx.engine, &cx.store, &cx.session, q) {
-        Ok(v) => print_tasks(v, a.out.json, task_table),
+        Ok(mut v) => {
+            add_names(&cx.store, &mut v)?;
+            print_tasks(v, a.out.json, task_table)
+        }
         Err(e) => fail(&e),
     }
 }
