@@ -131,6 +131,7 @@ pub fn task_table(tasks: &[Value]) -> String {
 
 /// The tree table of `tasks`: each task under its parent (when the parent
 /// is in the set), in the set's order, drawn with `├─ `, `└─ ` and `│  `.
+/// Every task appears exactly once, also on a phase-of cycle.
 pub fn tree_table(tasks: &[Value]) -> String {
     if tasks.is_empty() {
         return "No tasks.".to_string();
@@ -150,6 +151,12 @@ pub fn tree_table(tasks: &[Value]) -> String {
     let mut seen = BTreeSet::new();
     for r in &roots {
         walk(r, "", None, &children, &mut seen, &mut rows);
+    }
+    // Tasks on a phase-of cycle have no root: each starts a tree of its own.
+    for t in tasks {
+        if !seen.contains(&field(t, "slug")) {
+            walk(t, "", None, &children, &mut seen, &mut rows);
+        }
     }
     table::render(&TASK_HEADERS, &rows)
 }
@@ -367,6 +374,34 @@ mod tests {
     #[test]
     fn tq_string_escapes_quotes_and_backslashes() {
         assert_eq!(tq_string(r#"a"b\c"#), r#""a\"b\\c""#);
+    }
+
+    fn task(slug: &str, parent: Option<&str>) -> Value {
+        serde_json::json!({"slug": slug, "status": "active", "parent": parent, "obs-count": 0})
+    }
+
+    #[test]
+    fn tree_nests_and_survives_cycles() {
+        let plain = |s: String| anstream::adapter::strip_str(&s).to_string();
+        let tasks = vec![
+            task("a", None),
+            task("b", Some("a")),
+            task("c", Some("b")),
+            task("d", Some("a")),
+            task("x", Some("y")),
+            task("y", Some("x")),
+        ];
+        assert_eq!(
+            plain(tree_table(&tasks)),
+            "slug     status  name  obs  updated (UTC)\n\
+             a        active        0\n\
+             ├─ b     active        0\n\
+             │  └─ c  active        0\n\
+             └─ d     active        0\n\
+             x        active        0\n\
+             └─ y     active        0"
+        );
+        assert_eq!(tree_table(&[]), "No tasks.");
     }
 
     #[test]
