@@ -572,7 +572,14 @@ fn closed_pipes_are_quiet_on_every_output_path() {
     let cases: Vec<(Vec<&str>, &str, bool, bool, i32)> = vec![
         (vec!["call", "task_query", schema], "", true, false, 0),
         (vec!["call", "task_query", schema], "", true, true, 0),
-        (vec!["call", "no_such_tool"], "", true, true, 1),
+        (vec!["call", "no_such_tool"], "", true, true, 2),
+        // The verbs (issue 12) write through the same quiet path.
+        (vec!["ls", "--all"], "", true, false, 0),
+        (vec!["ls", "--tree", "--json"], "", true, false, 0),
+        (vec!["schema"], "", true, false, 0),
+        (vec!["show", "nope"], "", false, true, 1),
+        (vec!["completions", "bash"], "", true, false, 0),
+        (vec!["man"], "", true, false, 0),
         (vec!["query", "(all"], "", false, true, 1),
         (
             vec!["query", "--format", "json", "(all"],

@@ -158,7 +158,11 @@ fn meta_commands() {
     assert!(out.contains("SELECT count(*)"), "{out}");
     assert!(out.contains("-- query plan\n"), "{out}");
     assert!(
-        out.contains("- select  category=step  kind=shaper  signature=field..."),
+        out.contains("Steps\n\nname          kind         signature"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\n:select       shaper       field...                                 Projection of the named fields.\n"),
         "{out}"
     );
     assert!(

@@ -30,6 +30,7 @@ fn handoff_refuses_git_internals_and_cairns_own_files() {
         ".cairn/.gitattributes",
         ".cairn/tasks/some-task/events.ndjson",
     ];
+    let epoch_before = std::fs::read(fx.root().join(".cairn/epoch")).ok();
     for path in refused {
         assert_eq!(
             fx.err("handoff", json!({"summary": "s", "path": path})),
@@ -40,7 +41,9 @@ fn handoff_refuses_git_internals_and_cairns_own_files() {
     assert!(!fx.root().join(".git/hooks/pre-commit").exists());
     assert!(!fx.root().join(".git/config").exists());
     assert!(!fx.root().join(".cairn/cairn.db-journal").exists());
-    assert!(!fx.root().join(".cairn/epoch").exists());
+    // The epoch file is cairn's own (per-task logs); no handoff skeleton
+    // overwrote it.
+    assert_eq!(std::fs::read(fx.root().join(".cairn/epoch")).ok(), epoch_before);
     assert!(!fx.root().join(".cairn/tasks/some-task").exists());
     assert_eq!(fx.events(), before);
     // Notes under .cairn/tasks/ and elsewhere in the project still work.

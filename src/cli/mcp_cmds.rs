@@ -7,13 +7,15 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 
+use super::call_args::{call_arguments, unknown_tool};
+use super::context::clock;
 use super::out::{emit, emit_err};
 use crate::mcp::http::{DEFAULT_MAX_SESSIONS, HttpOptions, serve_http};
 use crate::mcp::http_tokens;
 use crate::mcp::serve::{ServeOptions, serve};
-use crate::session::{Session, parse_grants};
+use crate::session::{Capability, Session};
 use crate::store::{Store, location};
-use crate::tools::{Clock, ToolCtx, call::call};
+use crate::tools::{ToolCtx, call::call, find};
 use crate::tq::engine::Engine;
 
 /// The HTTP flags of `cairn serve` (spec/mcp.md "Wave 2: one server for a
@@ -80,15 +82,36 @@ pub(super) fn token_cmd(flag: Option<&Path>, action: &TokenAction) -> anyhow::Re
     Ok(ExitCode::SUCCESS)
 }
 
+/// A capability on the command line (`--grant read,observe,write`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Grant {
+    /// The read tools.
+    Read,
+    /// observe.
+    Observe,
+    /// The write tools.
+    Write,
+}
+
+impl From<Grant> for Capability {
+    fn from(g: Grant) -> Capability {
+        match g {
+            Grant::Read => Capability::Read,
+            Grant::Observe => Capability::Observe,
+            Grant::Write => Capability::Write,
+        }
+    }
+}
+
 /// Serves until stdin closes (stdio) or until SIGINT/SIGTERM (`--http`);
-/// exit 0. Errors: a bad `--grant` list, a store that cannot be opened, a
-/// failed MCP session, bad HTTP options.
+/// exit 0. Errors: a store that cannot be opened, a failed MCP session, bad
+/// HTTP options (clap refuses an unknown capability).
 pub(super) fn serve_cmd(
     flag: Option<&Path>,
-    grant: &str,
+    grant: &[Grant],
     http: &HttpArgs,
 ) -> anyhow::Result<ExitCode> {
-    let grants = parse_grants(grant).map_err(anyhow::Error::msg)?;
+    let grants = grant.iter().map(|&g| Capability::from(g)).collect();
     let loc = location::resolve_from_env(flag)?;
     if let Some(addr) = &http.http {
         serve_http(HttpOptions {
@@ -112,18 +135,30 @@ pub(super) fn serve_cmd(
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs `tool` with `json` in a fresh session (current task `current`, if
-/// given) and prints
-/// its text on stdout (protocol faults on stderr). Exit 0 on success, 1 when
-/// the tool returned an error or the call was malformed. A reader that went
-/// away (`| head -1`) is not an error: the text is dropped quietly and the
-/// exit status is still the tool's.
+/// Runs `tool` with `words` (one JSON object, or `key=value` words) in a
+/// fresh session (current task `current`, if given) and prints its text on
+/// stdout (protocol faults on stderr). Exit 0 on success, 1 when the tool
+/// returned an error or the arguments did not fit, 2 for an unknown tool
+/// (`Unknown tool NAME; did you mean NEAREST?`) or unreadable `key=value`
+/// words. A reader that went away (`| head -1`) is not an error: the text
+/// is dropped quietly and the exit status is still the tool's.
 pub(super) fn call_cmd(
     flag: Option<&Path>,
     tool: &str,
-    json: &str,
+    words: &[String],
     current: Option<&str>,
 ) -> anyhow::Result<ExitCode> {
+    let Some(spec) = find(tool) else {
+        emit_err(&unknown_tool(tool));
+        return Ok(ExitCode::from(2));
+    };
+    let json = match call_arguments(spec, words) {
+        Ok(j) => j,
+        Err(msg) => {
+            emit_err(&format!("error: {msg}"));
+            return Ok(ExitCode::from(2));
+        }
+    };
     let loc = location::resolve_from_env(flag)?;
     let store = Store::open(&loc.db)
         .with_context(|| format!("cannot open the store at {}", loc.db.display()))?;
@@ -137,9 +172,9 @@ pub(super) fn call_cmd(
         session: &mut session,
         engine: &engine,
         root: loc.project,
-        clock: Clock::System,
+        clock: clock(),
     };
-    let out = call(&mut ctx, tool, json);
+    let out = call(&mut ctx, tool, &json);
     if !out.stdout.is_empty() {
         emit(&out.stdout)?;
     }

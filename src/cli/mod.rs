@@ -1,19 +1,34 @@
 //! The command line (clap): global `--db PATH` (else `CAIRN_DB`, else the
-//! location rules of spec/store.md), and one subcommand per face. Store
-//! commands live in `store_cmds`; `serve`, `call`, `query`, `repl` are added
-//! as further [`Command`] variants with their own files.
+//! location rules of spec/store.md) and `--color WHEN`, and one subcommand
+//! per face: the everyday verbs (`verbs`, `views`; issue 12), `init`,
+//! `completions`/`man`, `schema`, `serve`/`call`, `query`, `repl`, and the
+//! store commands (`store_cmds`). docs/cli.md is the reference.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod call_args;
+pub mod color;
+pub mod context;
+mod generate;
+pub mod init;
 mod json;
 mod mcp_cmds;
 mod out;
 mod query;
+pub mod reference;
 mod repl;
 mod store_cmds;
+pub mod table;
+pub mod verbs;
+pub mod views;
+
+use color::ColorWhen;
+use init::InitArgs;
+use verbs::{AddArgs, JsonFlag, LogArgs, NoteArgs, SearchArgs, SlugArgs};
+use views::{LsArgs, ReadyArgs};
 
 pub use json::output_json;
 pub use query::run_json;
@@ -31,6 +46,11 @@ cairn keeps a plan outside the conversation: tasks, typed edges, statuses,\n\
 metadata and observations, stored as an event log folded into SQLite.\n\
 Agents reach it over MCP (`cairn serve`); people query it with TQ.",
     after_help = "Examples:\n  \
+cairn add \"tune search ranking\"             a task (the first one becomes current)\n  \
+cairn add \"tokenizer fix\" --under SLUG      a phase of SLUG\n  \
+cairn ls --tree                             the open work as a tree\n  \
+cairn ready                                 what can be done next in the current plan\n  \
+cairn done SLUG                             mark it completed\n  \
 cairn query '(-> (active) (:ids))'          list the active tasks' slugs\n  \
 cairn query --format json '(-> (all) (:count))'\n  \
 cairn repl                                  an interactive TQ prompt\n  \
@@ -40,16 +60,84 @@ pub struct Cli {
     /// The cairn.db to use (overrides CAIRN_DB and the project lookup).
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
+    /// Colour: auto (a terminal without NO_COLOR), always or never.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        default_value_t = ColorWhen::Auto,
+        value_name = "WHEN",
+        hide_possible_values = true
+    )]
+    pub color: ColorWhen,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// The subcommands. `--help` lists them by `display_order`: serve and call
-/// (declared without one) first, then query, repl (30s), then the store
-/// commands (40s).
+/// The subcommands. `--help` lists them by `display_order`: the verbs
+/// (10s), init, schema, completions, man (20s), serve and call (25s), query,
+/// repl (30s), then the store commands (40s).
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Create a task, or with --under a phase of one (task_create / task_fork).
+    #[command(display_order = 10)]
+    Add(AddArgs),
+    /// List tasks as a table: slug, status, name, observations, last update (newest first).
+    #[command(display_order = 11)]
+    Ls(LsArgs),
+    /// Show a task: status, description, parent, children, edges, metadata, recent notes (task_get).
+    #[command(display_order = 12)]
+    Show(SlugArgs),
+    /// Mark a task completed (task_update_status).
+    #[command(display_order = 13)]
+    Done(SlugArgs),
+    /// Mark a task active (task_update_status).
+    #[command(display_order = 14)]
+    Start(SlugArgs),
+    /// Mark a task blocked (task_update_status).
+    #[command(display_order = 15)]
+    Block(SlugArgs),
+    /// Record an observation on a task (observe).
+    #[command(
+        display_order = 16,
+        override_usage = "cairn note [OPTIONS] [SLUG] <TEXT>"
+    )]
+    Note(NoteArgs),
+    /// A task's events, most recent first (timeline).
+    #[command(display_order = 17)]
+    Log(LogArgs),
+    /// Full-text search over observations (task_search).
+    #[command(display_order = 18)]
+    Search(SearchArgs),
+    /// What can be done next: the `ready` view if defined, else the current plan's frontier.
+    #[command(display_order = 19)]
+    Ready(ReadyArgs),
+    /// Show or set the current task the verbs default to.
+    #[command(display_order = 20)]
+    Current(SlugArgs),
+    /// Create the project's store and the MCP configuration file of a client.
+    #[command(display_order = 21)]
+    Init(InitArgs),
+    /// The TQ vocabulary as tables by category: name, kind, signature, doc.
+    #[command(display_order = 22)]
+    Schema(JsonFlag),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    #[command(
+        display_order = 23,
+        after_help = "Examples:\n  \
+cairn completions bash > ~/.local/share/bash-completion/completions/cairn\n  \
+cairn completions zsh > ~/.zfunc/_cairn\n  \
+cairn completions fish > ~/.config/fish/completions/cairn.fish"
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page cairn(1) as roff (cairn man | man -l -).
+    #[command(display_order = 24)]
+    Man,
     /// Run one TQ query and print its result (exit 0 ok, 1 query error, 2 usage error).
     #[command(
         long_about = "Run one TQ query and print its result.\n\n\
@@ -80,7 +168,7 @@ after another and each result is printed (exit 1 if any form failed).",
 :write on|off       allow mutations (prompt tq!>) or not (tq>)\n  \
 :sql QUERY          the SQL a query compiles to, with its parameters\n  \
 :explain QUERY      the SQL, its parameters and SQLite's query plan\n  \
-:schema             the vocabulary: sources, steps, predicates, write forms\n  \
+:schema             the vocabulary as tables: sources, steps, predicates, write forms\n  \
 :views              the named views and their TQ\n  \
 :current [SLUG]     show or set the current task, for (current) and plan\n  \
 :quit               leave (as does Ctrl-D)"
@@ -111,29 +199,39 @@ after another and each result is printed (exit 1 if any form failed).",
     /// Serve MCP over stdio (the fourteen tools, seven prompts, seven
     /// resources) until the client closes stdin; with --http, over
     /// Streamable HTTP at /mcp until SIGINT/SIGTERM.
+    #[command(display_order = 25)]
     Serve {
         /// Capabilities this server holds: a comma list of read, observe, write.
         /// Over HTTP, the most any token's session gets.
-        #[arg(long, default_value = "read,observe,write", value_name = "CAPS")]
-        grant: String,
+        #[arg(
+            long,
+            value_enum,
+            value_delimiter = ',',
+            default_value = "read,observe,write",
+            value_name = "CAPS"
+        )]
+        grant: Vec<mcp_cmds::Grant>,
         #[command(flatten)]
         http: mcp_cmds::HttpArgs,
     },
     /// Manage the bearer tokens of `cairn serve --http` (stored hashed in
     /// cairn.db.tokens next to the store, never in git).
+    #[command(display_order = 27)]
     Token {
         /// create, list or revoke.
         #[command(subcommand)]
         action: mcp_cmds::TokenAction,
     },
     /// Run one MCP tool through the same registry and print its text
-    /// (exit 0, or 1 when the tool returned an error).
+    /// (exit 0, 1 when the tool returned an error, 2 for an unknown tool).
+    #[command(display_order = 26, after_help = call_args::tools_help())]
     Call {
         /// The tool name, e.g. task_create.
         tool: String,
-        /// The arguments as a JSON object, e.g. '{"name": "tune search ranking"}'.
-        #[arg(default_value = "{}")]
-        json: String,
+        /// The arguments: key=value words (key:=JSON for a JSON value), or
+        /// one JSON object, e.g. '{"name": "tune search ranking"}'.
+        #[arg(value_name = "ARGS")]
+        args: Vec<String>,
         /// Start the call's session with this task current (each call is
         /// its own session, which otherwise has no current task).
         #[arg(long, value_name = "SLUG")]
@@ -161,7 +259,24 @@ after another and each result is printed (exit 1 if any form failed).",
 /// `error: MESSAGE`; clap's own usage errors also exit 2).
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
+    color::apply(cli.color);
+    let db = cli.db.as_deref();
     let result = match &cli.command {
+        Command::Add(a) => verbs::add_cmd(db, a),
+        Command::Ls(a) => views::ls_cmd(db, a),
+        Command::Show(a) => verbs::show_cmd(db, a),
+        Command::Done(a) => verbs::status_cmd(db, a, "completed"),
+        Command::Start(a) => verbs::status_cmd(db, a, "active"),
+        Command::Block(a) => verbs::status_cmd(db, a, "blocked"),
+        Command::Note(a) => verbs::note_cmd(db, a),
+        Command::Log(a) => verbs::log_cmd(db, a),
+        Command::Search(a) => verbs::search_cmd(db, a),
+        Command::Ready(a) => views::ready_cmd(db, a),
+        Command::Current(a) => verbs::current_cmd(db, a),
+        Command::Init(a) => init::init_cmd(db, a),
+        Command::Schema(a) => views::schema_cmd(db, a),
+        Command::Completions { shell } => generate::completions_cmd(*shell),
+        Command::Man => generate::man_cmd(),
         Command::Query(args) => query::query_cmd(cli.db.as_deref(), args),
         Command::Repl(args) => repl::repl_cmd(cli.db.as_deref(), args),
         Command::Where => store_cmds::where_cmd(cli.db.as_deref()),
@@ -172,9 +287,9 @@ pub fn run() -> ExitCode {
         Command::Token { action } => mcp_cmds::token_cmd(cli.db.as_deref(), action),
         Command::Call {
             tool,
-            json,
+            args,
             current,
-        } => mcp_cmds::call_cmd(cli.db.as_deref(), tool, json, current.as_deref()),
+        } => mcp_cmds::call_cmd(cli.db.as_deref(), tool, args, current.as_deref()),
         Command::StressAppend {
             count,
             session,

@@ -21,6 +21,13 @@ pub fn emit(text: &str) -> std::io::Result<bool> {
     write_line(&mut std::io::stdout().lock(), text)
 }
 
+/// [`write_line`] on stdout through `anstream`: `text` may carry `anstyle`
+/// colour, which is kept or stripped by the global colour choice
+/// (`--color`, `NO_COLOR`, whether stdout is a terminal; `cli::color`).
+pub fn emit_styled(text: &str) -> std::io::Result<bool> {
+    write_line(&mut anstream::stdout().lock(), text)
+}
+
 /// [`write_line`] on stderr. Error reports go through here; a failure to
 /// write one (stderr closed or broken) is not worth a second error, so this
 /// returns only whether the line was written.

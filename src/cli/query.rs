@@ -57,9 +57,16 @@ pub struct QueryArgs {
 }
 
 /// True when a report written to `stream_is_terminal` may be coloured:
-/// it is a terminal and `NO_COLOR` is unset or empty.
+/// `--color always`, or (`--color auto`) it is a terminal and `NO_COLOR` is
+/// unset or empty; never with `--color never`.
 pub(super) fn use_color(stream_is_terminal: bool) -> bool {
-    stream_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    match anstream::ColorChoice::global() {
+        anstream::ColorChoice::Never => false,
+        anstream::ColorChoice::Always | anstream::ColorChoice::AlwaysAnsi => true,
+        anstream::ColorChoice::Auto => {
+            stream_is_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    }
 }
 
 /// Prints `d` for `source` on stderr as an ariadne report (colour only on a

@@ -265,15 +265,9 @@ pub fn event_key(task_id: &str, event_type: &str, ts: i64, session: &str, data: 
     hex(&h.finalize())
 }
 
-/// Lower-case hex of `bytes`.
+/// Lower-case hex of `bytes` (the `hex` crate).
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    out
+    ::hex::encode(bytes)
 }
 
 /// NFC normalisation of `text` (observation text, handoff summaries).

@@ -14,7 +14,9 @@
 //!    worktrees share one plan (a bare repository's worktrees: the first
 //!    non-bare worktree, else rule 4);
 //! 4. `$XDG_DATA_HOME/cairn/` (an absolute XDG_DATA_HOME only), else
-//!    `$HOME/.local/share/cairn/`: the global scratch project.
+//!    `$HOME/.local/share/cairn/`: the global scratch project (on macOS
+//!    `~/Library/Application Support/cairn/`, on Windows
+//!    `%APPDATA%\cairn\`: [`resolve_from_env`] asks `etcetera`).
 //!
 //! The database file is `cairn.db` in the chosen directory.
 
@@ -101,7 +103,9 @@ pub struct Inputs<'a> {
     pub env_db: Option<&'a Path>,
     /// The working directory (absolute).
     pub cwd: &'a Path,
-    /// `XDG_DATA_HOME`.
+    /// The user data directory the scratch store goes under (`cairn/`
+    /// inside it): `XDG_DATA_HOME` in tests; [`resolve_from_env`] passes the
+    /// platform's own (etcetera). Ignored unless absolute.
     pub xdg_data_home: Option<&'a Path>,
     /// `HOME`.
     pub home: Option<&'a Path>,
@@ -170,19 +174,26 @@ pub fn resolve(inputs: &Inputs<'_>) -> Result<Location, StoreError> {
 }
 
 /// Resolves from the real process: `flag`, `CAIRN_DB`, the current
-/// directory, `XDG_DATA_HOME`, `HOME`. Errors: [`StoreError::Io`] when the
-/// working directory is unreadable, else as [`resolve`].
+/// directory, and for rule 4 the platform's user data directory as the
+/// `etcetera` crate's native strategy finds it — on Linux and the BSDs
+/// `$XDG_DATA_HOME` (absolute only) else `$HOME/.local/share`, on macOS
+/// `~/Library/Application Support`, on Windows `%APPDATA%` — passed to
+/// [`resolve`] as its data directory. Errors: [`StoreError::Io`] when the
+/// working directory is unreadable, else as [`resolve`] ([`StoreError::NoHome`]
+/// when no home directory can be found).
 pub fn resolve_from_env(flag: Option<&Path>) -> Result<Location, StoreError> {
+    use etcetera::BaseStrategy;
     let cwd = std::env::current_dir().map_err(|e| StoreError::io(".", e))?;
     let env_db = std::env::var_os("CAIRN_DB").map(PathBuf::from);
-    let xdg = std::env::var_os("XDG_DATA_HOME").map(PathBuf::from);
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let data = etcetera::base_strategy::choose_native_strategy()
+        .ok()
+        .map(|s| s.data_dir());
     resolve(&Inputs {
         flag,
         env_db: env_db.as_deref(),
         cwd: &cwd,
-        xdg_data_home: xdg.as_deref(),
-        home: home.as_deref(),
+        xdg_data_home: data.as_deref(),
+        home: None,
     })
 }
 

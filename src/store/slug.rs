@@ -272,13 +272,10 @@ fn is_letter_number(t: &str) -> bool {
 /// `Store::mint_slug`). Errors as [`core_of`].
 pub fn slug_for(name: &str, today: time::Date) -> Result<String, StoreError> {
     let core = core_of(name)?;
-    Ok(format!(
-        "{:04}-{:02}-{:02}-{}",
-        today.year(),
-        u8::from(today.month()),
-        today.day(),
-        core
-    ))
+    let day = today
+        .format(time::macros::format_description!("[year]-[month]-[day]"))
+        .unwrap_or_default();
+    Ok(format!("{day}-{core}"))
 }
 
 #[cfg(test)]

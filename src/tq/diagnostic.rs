@@ -151,20 +151,7 @@ fn clamp_span(source: &str, span: Span) -> Span {
     start..end
 }
 
-/// Removes ANSI SGR sequences (`ESC [ ... m`).
+/// Removes ANSI escape sequences (`anstream`'s stripper).
 fn strip_ansi(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' && chars.peek() == Some(&'[') {
-            for d in chars.by_ref() {
-                if d.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
+    anstream::adapter::strip_str(text).to_string()
 }

@@ -269,13 +269,10 @@ fn pred(out: &mut String, p: &Pred) {
                 DateOp::Before => "(before ",
             });
             field(out, f);
-            let _ = write!(
-                out,
-                " \"{:04}-{:02}-{:02}\")",
-                d.year(),
-                u8::from(d.month()),
-                d.day()
-            );
+            let day = d
+                .format(time::macros::format_description!("[year]-[month]-[day]"))
+                .unwrap_or_default();
+            let _ = write!(out, " \"{day}\")");
         }
         Pred::And(ps) | Pred::Or(ps) => {
             out.push_str(if matches!(p, Pred::And(_)) {

@@ -106,17 +106,15 @@ pub fn plural(n: usize, noun: &str) -> String {
 
 /// `SECONDS (YYYY-MM-DD)`, the UTC day of Unix seconds `ts`.
 pub fn ts_text(ts: i64) -> String {
-    match time::OffsetDateTime::from_unix_timestamp(ts) {
-        Ok(t) => {
-            let d = t.date();
-            format!(
-                "{ts} ({:04}-{:02}-{:02})",
-                d.year(),
-                u8::from(d.month()),
-                d.day()
-            )
-        }
-        Err(_) => ts.to_string(),
+    let day = time::OffsetDateTime::from_unix_timestamp(ts)
+        .ok()
+        .and_then(|t| {
+            t.format(time::macros::format_description!("[year]-[month]-[day]"))
+                .ok()
+        });
+    match day {
+        Some(d) => format!("{ts} ({d})"),
+        None => ts.to_string(),
     }
 }
 

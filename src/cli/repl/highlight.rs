@@ -1,22 +1,23 @@
 //! REPL highlighting (issue 6): keywords, strings, parens, known form
-//! names, numbers and comments in ANSI colours. Used only when the terminal
-//! takes colour (`NO_COLOR` unset).
+//! names, numbers and comments in ANSI colours (`anstyle` styles). Used
+//! only when the terminal takes colour (`NO_COLOR` unset).
 
 use crate::tq::registry;
 
-const RESET: &str = "\x1b[0m";
+use anstyle::{AnsiColor, Style};
+
 /// Parens: bold.
-const PAREN: &str = "\x1b[1m";
+const PAREN: Style = Style::new().bold();
 /// `:keywords`: cyan.
-const KEYWORD: &str = "\x1b[36m";
+const KEYWORD: Style = AnsiColor::Cyan.on_default();
 /// `"strings"`: green.
-const STRING: &str = "\x1b[32m";
+const STRING: Style = AnsiColor::Green.on_default();
 /// Known form names (`all`, `matches`, `->`, `define!`): magenta.
-const FORM: &str = "\x1b[35m";
+const FORM: Style = AnsiColor::Magenta.on_default();
 /// Numbers: yellow.
-const NUMBER: &str = "\x1b[33m";
+const NUMBER: Style = AnsiColor::Yellow.on_default();
 /// `; comments`: dim.
-const COMMENT: &str = "\x1b[2m";
+const COMMENT: Style = Style::new().dimmed();
 
 fn is_form_name(word: &str) -> bool {
     let w = word.to_ascii_lowercase();
@@ -31,10 +32,9 @@ fn is_delim(c: char) -> bool {
     c.is_whitespace() || c == '(' || c == ')' || c == '"' || c == ';'
 }
 
-fn paint(out: &mut String, colour: &str, text: &str) {
-    out.push_str(colour);
-    out.push_str(text);
-    out.push_str(RESET);
+fn paint(out: &mut String, style: Style, text: &str) {
+    use std::fmt::Write;
+    let _ = write!(out, "{style}{text}{style:#}");
 }
 
 /// `line` with ANSI colour codes around parens, keywords, strings (an

@@ -3,7 +3,9 @@
 //! `:views`, `:current [SLUG]`, `:quit`.
 
 use super::{Repl, Reply};
+use crate::cli::color::for_stdout;
 use crate::cli::query::{explain_text, select_current, sql_text};
+use crate::cli::views::{schema_rows, schema_tables};
 use crate::tq::Surface;
 
 /// The text `:help` prints.
@@ -15,7 +17,7 @@ Start with (schema), (fields), (edges) or (views): the language describes itself
   :write on|off       allow mutations (prompt tq!>) or not (tq>)
   :sql QUERY          the SQL a query compiles to, with its parameters
   :explain QUERY      the SQL, its parameters and SQLite's query plan
-  :schema             the vocabulary: sources, steps, predicates, write forms
+  :schema             the vocabulary as tables: sources, steps, predicates, write forms
   :views              the named views and their TQ
   :current [SLUG]     show or set the current task, for (current) and (query \"plan\")
   :quit               leave (as does Ctrl-D)
@@ -68,9 +70,12 @@ impl Repl<'_> {
                     Err(d) => Reply::Diag(d, rest.to_string()),
                 }
             }
-            ":schema" => self.query(
-                "(-> (schema) (:sort :category :asc) (:select :category :kind :signature :doc))",
-            ),
+            ":schema" => match schema_rows(&self.engine, self.store, &self.session) {
+                Ok(rows) => Reply::Text(for_stdout(&schema_tables(
+                    rows.as_array().map(Vec::as_slice).unwrap_or(&[]),
+                ))),
+                Err(e) => Reply::Error(e),
+            },
             ":views" => self.query("(-> (views) (:select :origin :source))"),
             ":current" => {
                 if rest.is_empty() {

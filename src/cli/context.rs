@@ -1,0 +1,117 @@
+//! What a verb runs against (issue 12; docs/cli.md "The current task"):
+//! the store, a session, the engine and the tool clock. A `cairn` process
+//! is its own MCP-style session, so the verbs keep the session's current
+//! task in a small file next to the store — `cairn.db.current`, beside
+//! `cairn.db` (so the store's `.gitignore`, `cairn.db*`, keeps it out of
+//! git) — loaded before a tool runs and saved after, when the tool moved it
+//! (`task_create` adopts a first task, `task_fork` moves to the child,
+//! `task_bootstrap SLUG` and `cairn current SLUG` select one).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use serde_json::Value;
+
+use crate::session::Session;
+use crate::store::{Store, location};
+use crate::tools::registry::dispatch;
+use crate::tools::{Clock, ToolCtx, ToolOutcome};
+use crate::tq::engine::Engine;
+
+/// The environment variable that fixes the tool clock (Unix seconds, UTC)
+/// for reproducible output — tests and the docs' transcripts. Unset or not
+/// an integer: the system clock.
+pub const CLOCK_ENV: &str = "CAIRN_NOW";
+
+/// The tool clock: [`CLOCK_ENV`] when it holds an integer, else the system's.
+pub fn clock() -> Clock {
+    std::env::var(CLOCK_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .map_or(Clock::System, Clock::Fixed)
+}
+
+/// Where the CLI remembers the current task for `store_path`: the database
+/// file name plus `.current` (`.cairn/cairn.db.current`).
+pub fn current_path(store_path: &Path) -> PathBuf {
+    let mut name = store_path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_else(|| "cairn.db".into());
+    name.push(".current");
+    store_path.with_file_name(name)
+}
+
+/// An open store with the CLI's session.
+pub struct Cx {
+    /// The store.
+    pub store: Store,
+    /// The session: current task from the remembered file, every grant.
+    pub session: Session,
+    /// The TQ engine.
+    pub engine: Engine,
+    /// The project root (handoff paths resolve against it).
+    pub root: PathBuf,
+    /// The current task as loaded, to save only a change.
+    loaded: Option<String>,
+}
+
+impl Cx {
+    /// Opens the store `flag` (else `CAIRN_DB`, else the project lookup)
+    /// names and loads the remembered current task. Errors: the location
+    /// cannot be resolved or the store cannot be opened.
+    pub fn open(flag: Option<&Path>) -> anyhow::Result<Cx> {
+        let loc = location::resolve_from_env(flag)?;
+        let store = Store::open(&loc.db)
+            .with_context(|| format!("cannot open the store at {}", loc.db.display()))?;
+        let loaded = std::fs::read_to_string(current_path(store.path()))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        let mut session = Session::new();
+        session.current = loaded.clone();
+        Ok(Cx {
+            store,
+            session,
+            engine: Engine::new(),
+            root: loc.project,
+            loaded,
+        })
+    }
+
+    /// Runs tool `name` with `args` through the registry (the same path as
+    /// MCP and `cairn call`). A protocol fault (arguments that do not fit)
+    /// comes back as an error outcome with its sentence. Saves the current
+    /// task when the tool moved it.
+    pub fn tool(&mut self, name: &str, args: Value) -> anyhow::Result<ToolOutcome> {
+        let mut ctx = ToolCtx {
+            store: &self.store,
+            session: &mut self.session,
+            engine: &self.engine,
+            root: self.root.clone(),
+            clock: clock(),
+        };
+        let out =
+            dispatch(&mut ctx, name, args).unwrap_or_else(|e| ToolOutcome::err(e.to_string()));
+        self.save_current()?;
+        Ok(out)
+    }
+
+    /// Writes the session's current task to [`current_path`] when it differs
+    /// from the one loaded (removes the file when there is none).
+    pub fn save_current(&mut self) -> anyhow::Result<()> {
+        if self.session.current == self.loaded {
+            return Ok(());
+        }
+        let path = current_path(self.store.path());
+        match &self.session.current {
+            Some(slug) => std::fs::write(&path, format!("{slug}\n"))
+                .with_context(|| format!("cannot write {}", path.display()))?,
+            None => {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+        self.loaded = self.session.current.clone();
+        Ok(())
+    }
+}
