@@ -293,6 +293,21 @@ impl Drop for Aside {
     }
 }
 
+/// The comma-separated, quoted names of `table`'s stored columns in
+/// `main` (generated columns left out: they cannot be inserted).
+fn stored_columns(conn: &Connection, table: &str) -> Result<String, StoreError> {
+    let mut stmt =
+        conn.prepare("SELECT name FROM pragma_table_xinfo(?1, 'main') WHERE hidden = 0 ORDER BY cid")?;
+    let names = stmt
+        .query_map([table], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(names
+        .iter()
+        .map(|n| format!("\"{}\"", n.replace('"', "\"\"")))
+        .collect::<Vec<_>>()
+        .join(", "))
+}
+
 /// The CREATE TRIGGER statements on the projection tables of `schema`.
 fn projection_triggers(
     conn: &Connection,
@@ -375,7 +390,11 @@ fn swap_in(conn: &Connection, through: i64) -> Result<(), StoreError> {
         tx.execute_batch(&format!("DELETE FROM main.{t}"))?;
     }
     for t in PROJECTION_TABLES {
-        tx.execute_batch(&format!("INSERT INTO main.{t} SELECT * FROM aside.{t}"))?;
+        // Generated columns (tasks.edge_count) are computed, never inserted.
+        let cols = stored_columns(&tx, t)?;
+        tx.execute_batch(&format!(
+            "INSERT INTO main.{t} ({cols}) SELECT {cols} FROM aside.{t}"
+        ))?;
     }
     for t in FTS_SHADOW_TABLES {
         tx.execute_batch(&format!(
