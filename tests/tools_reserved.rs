@@ -43,7 +43,10 @@ fn handoff_refuses_git_internals_and_cairns_own_files() {
     assert!(!fx.root().join(".cairn/cairn.db-journal").exists());
     // The epoch file is cairn's own (per-task logs); no handoff skeleton
     // overwrote it.
-    assert_eq!(std::fs::read(fx.root().join(".cairn/epoch")).ok(), epoch_before);
+    assert_eq!(
+        std::fs::read(fx.root().join(".cairn/epoch")).ok(),
+        epoch_before
+    );
     assert!(!fx.root().join(".cairn/tasks/some-task").exists());
     assert_eq!(fx.events(), before);
     // Notes under .cairn/tasks/ and elsewhere in the project still work.

@@ -296,8 +296,8 @@ impl Drop for Aside {
 /// The comma-separated, quoted names of `table`'s stored columns in
 /// `main` (generated columns left out: they cannot be inserted).
 fn stored_columns(conn: &Connection, table: &str) -> Result<String, StoreError> {
-    let mut stmt =
-        conn.prepare("SELECT name FROM pragma_table_xinfo(?1, 'main') WHERE hidden = 0 ORDER BY cid")?;
+    let mut stmt = conn
+        .prepare("SELECT name FROM pragma_table_xinfo(?1, 'main') WHERE hidden = 0 ORDER BY cid")?;
     let names = stmt
         .query_map([table], |r| r.get::<_, String>(0))?
         .collect::<Result<Vec<_>, _>>()?;

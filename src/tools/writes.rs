@@ -68,7 +68,7 @@ fn task_create_line(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> Done {
         .write_with(|tx| -> Result<String, StoreError> {
             let slug = tx.mint_slug(name, today)?;
             tx.append(&[
-                NewEvent::task_create(&sid, now, &slug, description, None).with_name(&typed),
+                NewEvent::task_create(&sid, now, &slug, description, None).with_name(&typed)
             ])?;
             Ok(slug)
         })
