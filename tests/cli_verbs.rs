@@ -190,3 +190,19 @@ fn the_current_task_is_remembered_next_to_the_store() {
         "$ cairn current nope\nexit: 1\n--- stderr\nNo task nope.\n"
     );
 }
+
+/// `cairn add --after` an unknown task creates nothing: the target is
+/// checked before the create (newcomer finding: it used to create the task,
+/// then fail the link).
+#[test]
+fn add_after_an_unknown_task_creates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(
+        run(dir.path(), &["add", "write the parser", "--after", "nope"]),
+        "$ cairn add write the parser --after nope\nexit: 1\n--- stderr\nNo task nope.\n"
+    );
+    assert_eq!(
+        run(dir.path(), &["ls", "--all"]),
+        "$ cairn ls --all\nexit: 0\n--- stdout\nNo tasks.\n"
+    );
+}

@@ -148,7 +148,7 @@ Exit status: 0 success, 1 query error, 2 usage error.",
 cairn query '(-> (active) (:select :status :updated-ts))'\n  \
 cairn query --current SLUG '(-> (query \"frontier\") (:ids))'\n  \
 echo '(-> (all) (:count))' | cairn query -\n  \
-cairn query --explain '(-> (active) (:where (has :priority)))'\n  \
+cairn query --explain '(-> (active) (:where (has :parent)))'\n  \
 cairn query --write '(-> (node \"old-spike\") (:set-status! :abandoned))'\n\n\
 Start with (schema), (fields), (edges) and (views): the language describes itself."
     )]

@@ -27,7 +27,8 @@ pub struct JsonFlag {
 #[derive(Debug, Args)]
 pub struct AddArgs {
     /// The task's name, e.g. "tune search ranking" (the slug is
-    /// YYYY-MM-DD-<slugified name>).
+    /// YYYY-MM-DD-<slugified name>: lower case, stopwords such as "the" and
+    /// "to" dropped, at most 4 words).
     pub name: String,
     /// Create it as a phase of SLUG (task_fork; the new task becomes current).
     #[arg(long, value_name = "SLUG")]
@@ -155,9 +156,18 @@ fn new_slug(out: &ToolOutcome) -> Option<String> {
 }
 
 /// `cairn add`: task_create (or task_fork with `--under`), then one
-/// task_link depends-on per `--after`. Stops at the first failing call.
+/// task_link depends-on per `--after`. An unknown `--after` target is
+/// refused (`No task SLUG.`, exit 1) before anything is created.
 pub(super) fn add_cmd(flag: Option<&Path>, a: &AddArgs) -> anyhow::Result<ExitCode> {
     let mut cx = Cx::open(flag)?;
+    // Every --after target must exist before anything is created, so a
+    // typo never leaves a half-made task behind (task_get's `No task SLUG.`).
+    for target in &a.after {
+        let found = cx.tool("task_get", json!({ "task_id": target }))?;
+        if found.is_error {
+            return print_outcome(&found, a.out.json);
+        }
+    }
     let mut args = json!({ "name": a.name });
     if let Some(d) = &a.description {
         args["description"] = json!(d);
