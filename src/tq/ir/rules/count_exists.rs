@@ -145,7 +145,12 @@ mod tests {
         // Traversal counts are rewritten with the counter columns too.
         let traversals = cases
             .into_iter()
-            .filter(|(p, _)| matches!(p, Pred::Eq(Value::Count(_), _) | Pred::Compare(_, Value::Count(_), _)))
+            .filter(|(p, _)| {
+                matches!(
+                    p,
+                    Pred::Eq(Value::Count(_), _) | Pred::Compare(_, Value::Count(_), _)
+                )
+            })
             .collect::<Vec<_>>();
         assert_eq!(traversals.len(), 7);
         check(&ON, traversals);
