@@ -55,6 +55,11 @@ const CASES: &[(&str, &str, &str)] = &[
         "(-> (all) (:sort :obs-count :desc) (:take 5) (:ids))",
     ),
     (
+        "counter_columns_compare",
+        rules::counter_columns::NAME,
+        "(query \"orphans\")",
+    ),
+    (
         "enrich_shown",
         rules::enrich_shown::NAME,
         "(-> (active) (:enrich))",
@@ -155,5 +160,54 @@ fn count_after_a_take_over_a_metadata_sort_binds_only_what_it_uses() {
                 "{q} optimize={optimize}"
             );
         }
+    }
+}
+
+/// The count FIELDS compared with a constant read the counter columns,
+/// spelled bare so their index serves them (count-exists does not turn them
+/// into probes); traversal counts still become `[NOT] EXISTS`. Answers equal
+/// `--no-optimize`'s.
+#[test]
+fn count_fields_against_constants_use_the_counter_index() {
+    let f = common::seeded();
+    let mut off = cairn::tq::engine::Engine::new();
+    off.optimize = false;
+    for (q, rules, term, plan) in [
+        (
+            "(-> (all) (:where (= :edge-count 0)) (:count))",
+            "counter-columns ×1, filter-fusion ×1, order-elision ×1",
+            "(t.edge_count = ?1)",
+            "SEARCH t USING INDEX tasks_edge_count (edge_count=?)",
+        ),
+        (
+            "(-> (all) (:where (> :obs-count 0)) (:count))",
+            "counter-columns ×1, filter-fusion ×1, order-elision ×1",
+            "(t.obs_count > ?1)",
+            "SEARCH t USING COVERING INDEX tasks_obs_count (obs_count>?)",
+        ),
+        (
+            "(-> (all) (:where (= (count (:follow :depends-on)) 0)) (:count))",
+            "count-exists ×1, filter-fusion ×1, order-elision ×1",
+            "(NOT EXISTS (SELECT 1 FROM edges xe WHERE xe.src_id = t.id AND xe.type = 'depends-on'))",
+            "SCAN t",
+        ),
+    ] {
+        let ex = f
+            .engine
+            .explain(&f.store, &f.session, q, Surface::Read)
+            .unwrap_or_else(|d| panic!("{q}: {}", d.message));
+        assert_eq!(ex.rules.join(", "), rules, "{q}");
+        let st = &ex.statements[0];
+        assert!(st.sql.contains(term), "{q}: {}", st.sql);
+        assert!(
+            st.plan.iter().any(|l| l.trim_start().starts_with(plan)),
+            "{q}: {:?}",
+            st.plan
+        );
+        assert_eq!(
+            f.engine.run(&f.store, &f.session, q, Surface::Read),
+            off.run(&f.store, &f.session, q, Surface::Read),
+            "{q}"
+        );
     }
 }

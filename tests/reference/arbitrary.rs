@@ -311,8 +311,10 @@ pub fn query() -> impl Strategy<Value = Query> {
     })
 }
 
-/// Leaves the optimizer rewrites: counts compared with 0 and 1 (both
-/// spellings of "none" and "some"), `:edge-count` against 0, `(has :parent)`.
+/// Leaves the optimizer rewrites: traversal counts compared with 0 and 1
+/// (both spellings of "none" and "some": count-exists), `:edge-count` and
+/// `:obs-count` against 0 and 1 (the counter columns, or `linked` without
+/// them), `(has :parent)`.
 pub fn rule_leaf() -> impl Strategy<Value = Pred> {
     let zero_one = prop_oneof![
         Just((Cmp::Gt, 0.0)),
@@ -324,8 +326,8 @@ pub fn rule_leaf() -> impl Strategy<Value = Pred> {
     prop_oneof![
         (trav(), 0i64..2).prop_map(|(t, i)| Pred::Eq(Value::Count(t), Lit::Int(i))),
         (trav(), zero_one.clone()).prop_map(|(t, (c, n))| Pred::Compare(c, Value::Count(t), n)),
-        zero_one.prop_map(|(c, n)| Pred::Compare(c, Value::Field(Field::EdgeCount), n)),
-        (0i64..2).prop_map(|i| Pred::Eq(Value::Field(Field::EdgeCount), Lit::Int(i))),
+        (num_field(), zero_one).prop_map(|(f, (c, n))| Pred::Compare(c, Value::Field(f), n)),
+        (num_field(), 0i64..2).prop_map(|(f, i)| Pred::Eq(Value::Field(f), Lit::Int(i))),
         Just(Pred::Has(Field::Parent)),
         leaf(),
     ]

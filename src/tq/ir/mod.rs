@@ -72,7 +72,9 @@ pub enum Cond {
     Not(Box<Cond>),
     /// At least one task one hop away (`(> (count TRAV) 0)`).
     Exists(Trav),
-    /// Any edge or parent/child link at all (`(> :edge-count 0)`).
+    /// Any edge or parent/child link at all (`(> :edge-count 0)` on a store
+    /// without the counter columns; with them the comparison reads
+    /// `edge_count`, see `rules::count_exists`).
     Linked,
     /// `parent_task_id IS NOT NULL` (`(has :parent)`).
     HasParent,

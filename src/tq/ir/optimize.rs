@@ -57,8 +57,9 @@ impl Fired {
 /// A rule over one node, given the node with its children already rewritten;
 /// true when it changed the node.
 type NodeRule = fn(&mut Rel) -> bool;
-/// A rule over one condition (the driver visits every sub-condition).
-type CondRule = fn(&mut Cond) -> bool;
+/// A rule over one condition under the options (the driver visits every
+/// sub-condition).
+type CondRule = fn(&mut Cond, &Options) -> bool;
 
 const NODE_RULES: &[(&str, NodeRule)] = &[
     (rules::top_n::NAME, rules::top_n::apply),
@@ -94,7 +95,7 @@ pub fn optimize(mut ir: Ir, opts: &Options) -> (Ir, Fired) {
     if !opts.enabled {
         return (ir, fired);
     }
-    rewrite(&mut ir.root, &mut fired);
+    rewrite(&mut ir.root, opts, &mut fired);
     let n = rules::order_elision::apply(&mut ir);
     fired.add(rules::order_elision::NAME, n);
     if rules::enrich_shown::apply(&mut ir, opts) {
@@ -110,14 +111,14 @@ pub fn optimize(mut ir: Ir, opts: &Options) -> (Ir, Fired) {
 /// this is never reached; it keeps the driver total).
 const MAX_ROUNDS: usize = 64;
 
-fn rewrite(rel: &mut Rel, fired: &mut Fired) {
+fn rewrite(rel: &mut Rel, opts: &Options, fired: &mut Fired) {
     for child in rel.children_mut() {
-        rewrite(child, fired);
+        rewrite(child, opts, fired);
     }
     for _ in 0..MAX_ROUNDS {
         for c in rel.conds_mut() {
             for (name, rule) in COND_RULES {
-                fired.add(name, walk(c, *rule));
+                fired.add(name, walk(c, *rule, opts));
             }
         }
         let mut changed = false;
@@ -135,18 +136,18 @@ fn rewrite(rel: &mut Rel, fired: &mut Fired) {
 
 /// Applies `rule` to `c` and every sub-condition (post-order); the number of
 /// rewrites.
-fn walk(c: &mut Cond, rule: CondRule) -> usize {
+fn walk(c: &mut Cond, rule: CondRule, opts: &Options) -> usize {
     let mut n = 0;
     match c {
         Cond::And(cs) | Cond::Or(cs) => {
             for c in cs {
-                n += walk(c, rule);
+                n += walk(c, rule, opts);
             }
         }
-        Cond::Not(c) => n += walk(c, rule),
+        Cond::Not(c) => n += walk(c, rule, opts),
         _ => {}
     }
-    if rule(c) {
+    if rule(c, opts) {
         n += 1;
     }
     n

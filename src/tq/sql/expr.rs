@@ -127,6 +127,16 @@ impl Lower {
         }
     }
 
+    /// True when `v`'s SQL value is never NULL, so a comparison with a
+    /// constant is already a non-NULL 0/1 and is spelled bare: the counter
+    /// columns (`NOT NULL`; `COALESCE(.., 0)` where reflection rows may
+    /// appear). Bare, `t.edge_count = ?1` is a term SQLite serves from
+    /// `tasks_edge_count` (`tasks_obs_count` for `t.obs_count`); wrapped in
+    /// `COALESCE` it is evaluated on every candidate row (`orphans`).
+    fn never_null(&self, v: &Value) -> bool {
+        self.counters && matches!(v, Value::Field(Field::ObsCount | Field::EdgeCount))
+    }
+
     fn value(&mut self, v: &Value, row: &Row) -> (String, FieldType) {
         match v {
             Value::Field(f) => (self.field(f, row), registry::field_type(f)),
@@ -156,7 +166,11 @@ impl Lower {
                         }
                     }
                 };
-                format!("COALESCE({e} = {operand}, 0)")
+                if self.never_null(v) {
+                    format!("({e} = {operand})")
+                } else {
+                    format!("COALESCE({e} = {operand}, 0)")
+                }
             }
             Pred::Has(f) => format!("({} IS NOT NULL)", self.field(f, row)),
             Pred::Matches(f, s) => {
@@ -178,7 +192,11 @@ impl Lower {
                     Cmp::Ge => ">=",
                     Cmp::Le => "<=",
                 };
-                format!("COALESCE({e} {op} {p}, 0)")
+                if self.never_null(v) {
+                    format!("({e} {op} {p})")
+                } else {
+                    format!("COALESCE({e} {op} {p}, 0)")
+                }
             }
             Pred::Date(op, f, d) => {
                 let e = self.field(f, row);

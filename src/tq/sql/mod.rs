@@ -578,7 +578,6 @@ impl Lower {
             Cond::Or(cs) => self.conds(cs, " OR ", "0", row),
             Cond::Not(c) => format!("(NOT {})", self.cond(c, row)),
             Cond::Exists(trav) => self.exists(trav, &t),
-            Cond::Linked if self.counters => nonnull(row, format!("{t}.edge_count > 0")),
             Cond::Linked => format!(
                 "({t}.parent_task_id IS NOT NULL OR EXISTS (SELECT 1 FROM tasks lc WHERE lc.parent_task_id = {t}.id) OR EXISTS (SELECT 1 FROM edges le WHERE le.src_id = {t}.id) OR EXISTS (SELECT 1 FROM edges le WHERE le.dst_id = {t}.id))"
             ),

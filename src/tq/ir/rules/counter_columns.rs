@@ -2,7 +2,11 @@
 //! keeps `tasks.obs_count`, `child_count`, `lateral_out` and `lateral_in`
 //! (folded from the log, so rebuild and `verify` cover them), `:obs-count`
 //! and `:edge-count` (and the `obs=`/`edges=` of enriched lines) read those
-//! columns instead of counting rows per task.
+//! columns instead of counting rows per task. A comparison of either field
+//! with a constant is then spelled bare (`t.edge_count = ?1`, no
+//! `COALESCE`: the columns are `NOT NULL`), so `tasks_edge_count` /
+//! `tasks_obs_count` serve it; count-exists leaves these comparisons alone
+//! when the columns exist (`orphans` is `(= :edge-count 0)`).
 
 use crate::tq::ast::{Field, Pred, Value};
 use crate::tq::ir::{Base, Cond, Ir, Node, Options, Rel, Shape};
