@@ -185,3 +185,59 @@ fn man_renders_roff() {
     assert!(s.contains(".TH cairn 1"), "{s}");
     assert!(s.contains("cairn\\-ready"), "{s}");
 }
+
+#[cfg(unix)]
+#[test]
+fn symlinks_are_refused_and_never_written_through() {
+    use std::os::unix::fs::symlink;
+    let dir = repo();
+    let outside = tempfile::tempdir().unwrap();
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+
+    // The file itself a link: refused with and without --force.
+    symlink(&victim, dir.path().join(".mcp.json")).unwrap();
+    for args in [&["init"][..], &["init", "--force"][..]] {
+        let out = cairn(dir.path(), args);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            text(&out.stderr),
+            ".mcp.json is a symbolic link; cairn init does not write through links.\n"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(!dir.path().join(".cairn").exists());
+
+    // A dangling link: would create a file outside.
+    std::fs::create_dir(dir.path().join(".vscode")).unwrap();
+    let target = outside.path().join("created.json");
+    symlink(&target, dir.path().join(".vscode/mcp.json")).unwrap();
+    let out = cairn(dir.path(), &["init", "--client", "vscode", "--force"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        ".vscode/mcp.json is a symbolic link; cairn init does not write through links.\n"
+    );
+    assert!(std::fs::symlink_metadata(&target).is_err());
+
+    // A folder on the way linked outside.
+    symlink(outside.path(), dir.path().join(".cursor")).unwrap();
+    let out = cairn(dir.path(), &["init", "--client", "cursor"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        ".cursor is a symbolic link; cairn init does not write through links.\n"
+    );
+    assert!(!outside.path().join("mcp.json").exists());
+
+    // Not a regular file: a folder where the file goes, even with --force.
+    std::fs::create_dir_all(dir.path().join(".codex/config.toml")).unwrap();
+    let out = cairn(dir.path(), &["init", "--client", "codex", "--force"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        ".codex/config.toml is not a regular file; cairn init leaves it as it is.\n"
+    );
+    assert!(!dir.path().join(".cairn").exists());
+}

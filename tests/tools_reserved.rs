@@ -89,6 +89,66 @@ fn handoff_refuses_git_internals_through_a_symlinked_directory() {
 }
 
 #[test]
+fn handoff_refuses_git_read_files_at_any_level() {
+    let mut fx = story();
+    let before = fx.events();
+    for path in [
+        ".gitattributes",
+        ".gitmodules",
+        ".gitignore",
+        "docs/.gitignore",
+        "src/deep/.GITATTRIBUTES",
+        "vendor/.gitmodules",
+    ] {
+        assert_eq!(
+            fx.err("handoff", json!({"summary": "s", "path": path})),
+            format!("path must stay inside the project: {path}"),
+            "{path}"
+        );
+        assert!(!fx.root().join(path).exists(), "{path}");
+    }
+    assert_eq!(fx.events(), before);
+    // A name that merely starts like them is a note like any other.
+    fx.ok(
+        "handoff",
+        json!({"summary": "s", "path": "docs/gitignore-notes.md"}),
+    );
+    assert_eq!(fx.events(), before + 1);
+}
+
+#[test]
+fn handoff_refuses_control_characters_in_the_path() {
+    let mut fx = story();
+    let before = fx.events();
+    for (path, shown) in [
+        ("nl\nname.md", "nl\\nname.md"),
+        ("docs/tab\there.md", "docs/tab\\there.md"),
+        ("esc\u{1b}[31m.md", "esc\\u{1b}[31m.md"),
+    ] {
+        assert_eq!(
+            fx.err("handoff", json!({"summary": "s", "path": path})),
+            format!("path must not contain control characters: {shown}"),
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(fx.root())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .chars()
+                    .any(char::is_control)
+            })
+            .count(),
+        0
+    );
+    assert!(!fx.root().join("docs").join("tab\there.md").exists());
+    assert_eq!(fx.events(), before);
+}
+
+#[test]
 fn define_names_the_control_characters_in_a_view_name() {
     let mut fx = story();
     let before = fx.events();

@@ -2,7 +2,8 @@
 //! docs/cli.md "cairn init"): creates the project's store (`.cairn/`) and
 //! writes the MCP configuration file the client reads, in that client's own
 //! format and place, with serde (JSON) or toml — never by string pasting.
-//! An existing file is left alone unless `--force`.
+//! An existing file is left alone unless `--force`; nothing is written
+//! through a symbolic link (the file or a folder on its way).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -118,28 +119,91 @@ fn project_root(flag: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
     Ok((loc.project, loc.db))
 }
 
+/// Why `init` will not write the client's file, as one sentence naming the
+/// path (relative to the project root), or `None` when it may. Refused: any
+/// folder component or the file itself being a symbolic link (checked with
+/// `symlink_metadata`, so a dangling link counts: writing through it would
+/// land outside the project), and a file that exists but is not a regular
+/// file. An existing regular file is refused only without `--force`.
+fn refusal(root: &Path, rel: &Path, force: bool) -> Option<String> {
+    let mut at = PathBuf::new();
+    let parts: Vec<_> = rel.components().collect();
+    for (i, part) in parts.iter().enumerate() {
+        at.push(part);
+        let shown = at.display().to_string();
+        let Ok(meta) = std::fs::symlink_metadata(root.join(&at)) else {
+            // Missing: nothing below it exists either.
+            return None;
+        };
+        if meta.file_type().is_symlink() {
+            return Some(format!(
+                "{shown} is a symbolic link; cairn init does not write through links."
+            ));
+        }
+        let last = i + 1 == parts.len();
+        if !last && !meta.is_dir() {
+            return Some(format!(
+                "{shown} is not a folder; cairn init cannot write inside it."
+            ));
+        }
+        if last {
+            if !meta.is_file() {
+                return Some(format!(
+                    "{shown} is not a regular file; cairn init leaves it as it is."
+                ));
+            }
+            if !force {
+                return Some(format!(
+                    "{shown} already exists; cairn init leaves it as it is (--force overwrites it)."
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Writes `text` to `file`: a new file with `create_new` (so a link or file
+/// appearing meanwhile is refused, not followed), or — when `replace` (the
+/// caller checked it is a regular file, `--force`) — truncating it.
+fn write_config(file: &Path, text: &str, replace: bool) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut open = std::fs::OpenOptions::new();
+    open.write(true);
+    if replace {
+        open.truncate(true);
+    } else {
+        open.create_new(true);
+    }
+    let mut f = open
+        .open(file)
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("cannot write {}", file.display()))?;
+    Ok(())
+}
+
 /// Runs `cairn init`: refuses (exit 1, nothing written) when the client's
-/// file exists and `--force` is not given; else opens (creating) the store,
-/// writes the file and prints what it did: the store path, the file and
-/// its text. Paths are shown relative to the project root.
+/// file exists and `--force` is not given, or when the file or a folder on
+/// its way is a symbolic link or not what it should be (see `refusal`);
+/// else opens (creating) the store, writes the file and prints what it did:
+/// the store path, the file and its text. Paths are shown relative to the
+/// project root.
 pub(super) fn init_cmd(flag: Option<&Path>, a: &InitArgs) -> anyhow::Result<ExitCode> {
     let (root, db) = project_root(flag)?;
     let rel = a.client.path();
     let file = root.join(&rel);
     let shown = rel.display().to_string();
-    if file.exists() && !a.force {
-        emit_err(&format!(
-            "{shown} already exists; cairn init leaves it as it is (--force overwrites it)."
-        ));
+    if let Some(why) = refusal(&root, &rel, a.force) {
+        emit_err(&why);
         return Ok(ExitCode::from(1));
     }
-    let existed = file.exists();
+    let existed = std::fs::symlink_metadata(&file).is_ok();
     Store::open(&db).with_context(|| format!("cannot open the store at {}", db.display()))?;
     let text = a.client.config()?;
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    std::fs::write(&file, &text).with_context(|| format!("cannot write {}", file.display()))?;
+    write_config(&file, &text, existed)?;
     let store_shown = db
         .strip_prefix(&root)
         .map(|p| p.display().to_string())

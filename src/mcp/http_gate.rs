@@ -34,7 +34,8 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use tower_service::Service;
 
 use super::http_tokens::{self, TokenFile};
-use super::server::CairnServer;
+use super::logging::clip;
+use super::server::{CairnServer, MAX_ECHO_CHARS};
 use crate::session::Capability;
 
 /// The response body type shared with rmcp.
@@ -131,6 +132,10 @@ pub fn origin_host(origin: &str) -> Option<String> {
 }
 
 /// 403 sentence for a foreign `Host`/`Origin`, or `None` when both pass.
+/// The sentence is both the response body and the server's log line, so
+/// the header value it quotes is capped at [`MAX_ECHO_CHARS`] characters
+/// (`…` and the length after a cut); a cut host is suggested as
+/// `--allow-host HOST`.
 pub fn rebinding_refusal(headers: &HeaderMap, allow: &[String]) -> Option<String> {
     let allowed = |h: &str| allow.iter().any(|a| a == h);
     let host = headers
@@ -140,8 +145,10 @@ pub fn rebinding_refusal(headers: &HeaderMap, allow: &[String]) -> Option<String
     match host {
         Some(h) if allowed(&h) => {}
         Some(h) => {
+            let shown = clip(&h, MAX_ECHO_CHARS);
+            let flag = if shown == h { h.as_str() } else { "HOST" };
             return Some(format!(
-                "Host \"{h}\" is not allowed; start the server with --allow-host {h} to serve it."
+                "Host \"{shown}\" is not allowed; start the server with --allow-host {flag} to serve it."
             ));
         }
         None => return Some("A Host header is required.".to_string()),
@@ -151,8 +158,9 @@ pub fn rebinding_refusal(headers: &HeaderMap, allow: &[String]) -> Option<String
         match origin_host(text) {
             Some(h) if allowed(&h) => {}
             _ => {
+                let shown = clip(text, MAX_ECHO_CHARS);
                 return Some(format!(
-                    "Origin \"{text}\" is not allowed; start the server with --allow-host HOST to serve it."
+                    "Origin \"{shown}\" is not allowed; start the server with --allow-host HOST to serve it."
                 ));
             }
         }
@@ -455,6 +463,30 @@ mod tests {
             Some(
                 "Host \"evil.example\" is not allowed; start the server with --allow-host evil.example to serve it."
             )
+        );
+    }
+
+    #[test]
+    fn rebinding_refusals_cap_the_echoed_header() {
+        let allow: Vec<String> = LOOPBACK_HOSTS.iter().map(|s| s.to_string()).collect();
+        let mut h = HeaderMap::new();
+        let long = "a".repeat(60_000);
+        h.insert(header::HOST, long.parse().unwrap());
+        assert_eq!(
+            rebinding_refusal(&h, &allow),
+            Some(format!(
+                "Host \"{}… (60000 characters)\" is not allowed; start the server with --allow-host HOST to serve it.",
+                "a".repeat(100)
+            ))
+        );
+        h.insert(header::HOST, "localhost".parse().unwrap());
+        h.insert(header::ORIGIN, format!("http://{long}").parse().unwrap());
+        assert_eq!(
+            rebinding_refusal(&h, &allow),
+            Some(format!(
+                "Origin \"http://{}… (60007 characters)\" is not allowed; start the server with --allow-host HOST to serve it.",
+                "a".repeat(93)
+            ))
         );
     }
 

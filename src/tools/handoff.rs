@@ -29,6 +29,8 @@ use crate::store::{NewEvent, read};
 /// Errors: `summary is required.`, `summary is too long (...)`, the
 /// no-current line, `No task SLUG.`,
 /// `SLUG is reserved; it is not a task.`,
+/// `path must not contain control characters: PATH` (escaped, see
+/// [`escape_controls`]),
 /// `path must stay inside the project: PATH` (absolute, escaping the root
 /// lexically, through a symlink that resolves outside the root or dangles,
 /// naming a symlink at all, or — issue 14 — inside `.git/` or onto cairn's
@@ -48,6 +50,12 @@ fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Done {
     let rel = match given {
         Some(p) => {
             check_len("path", p, limits::PATH)?;
+            if p.chars().any(char::is_control) {
+                return Err(format!(
+                    "path must not contain control characters: {}",
+                    escape_controls(p)
+                ));
+            }
             confine(p)?
         }
         None => free_default(&root, &default_path(&slug, summary, now)),
@@ -218,6 +226,24 @@ pub fn summary_slug(summary: &str) -> String {
     }
 }
 
+/// `p` with each control character written as its Rust escape (`\n`,
+/// `\t`, `\u{1b}`), so an error quoting it stays on one line.
+fn escape_controls(p: &str) -> String {
+    p.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Git reads these files wherever they are in the work tree; a handoff note
+/// never replaces one (ASCII case-insensitive, any level).
+const GIT_READS: [&str; 4] = [".git", ".gitattributes", ".gitmodules", ".gitignore"];
+
 /// A caller's relative path, normalised lexically (`.` dropped, `..` popped).
 /// Absolute paths and paths that climb above the root are refused.
 fn confine(p: &str) -> Result<PathBuf, String> {
@@ -244,7 +270,8 @@ fn confine(p: &str) -> Result<PathBuf, String> {
 /// True when `rel` (relative to the project root, normalised) is git's or
 /// cairn's own (docs/tools.md "handoff"): any path through a `.git`
 /// component (ASCII case-insensitive: the repository, a nested repository,
-/// a worktree's `.git` file), any file directly in `.cairn/` (the database
+/// a worktree's `.git` file), any `.gitattributes`, `.gitmodules` or
+/// `.gitignore` at any level (git reads them), any file directly in `.cairn/` (the database
 /// and its `-wal`/`-shm`/`-journal` files, lock and epoch files,
 /// `.gitignore`, `.gitattributes`) and any per-task log
 /// `.cairn/tasks/**/events.ndjson`. Notes elsewhere under `.cairn/tasks/`
@@ -254,7 +281,10 @@ fn reserved(rel: &Path) -> bool {
         .components()
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
-    if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
+    if parts
+        .iter()
+        .any(|p| GIT_READS.iter().any(|g| p.eq_ignore_ascii_case(g)))
+    {
         return true;
     }
     match parts.first() {
