@@ -923,3 +923,108 @@ fn own_appends_are_remembered_so_reopening_reads_no_log() {
     assert_eq!(mark, "3");
     assert_eq!(st.reconcile(false).unwrap().files_read, 0);
 }
+
+/// A committed symlink (the log file, the task folder, or a link to
+/// `/dev/zero`) is never followed: appends fail for that file without
+/// writing outside, reads skip it with one stderr line, `verify` lists it.
+#[test]
+fn symlinked_logs_are_never_followed() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("r");
+    init_repo(&repo);
+    let a = create(&repo, "alpha task");
+    let outside = t.path().join("outside.txt");
+    std::fs::write(&outside, "keep\n").unwrap();
+    let log = repo.join(".cairn/tasks").join(&a).join("events.ndjson");
+    std::fs::remove_file(&log).unwrap();
+    std::os::unix::fs::symlink(&outside, &log).unwrap();
+    let (_, err, code) = cairn_in(
+        &repo,
+        &[
+            "call",
+            "observe",
+            &json!({"task_id": a, "text": "x"}).to_string(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("is a symlink"), "{err}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep\n");
+    // A task folder linked to /dev/zero's folder.
+    std::fs::create_dir_all(t.path().join("z")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", t.path().join("z/events.ndjson")).unwrap();
+    std::os::unix::fs::symlink(t.path().join("z"), repo.join(".cairn/tasks/zz")).unwrap();
+    let (out, err, _) = cairn_in(&repo, &["verify"]);
+    assert!(out.contains("is a symlink"), "{out}{err}");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep\n");
+    // import of a .kli store whose log is a link to /dev/zero.
+    let kli = t.path().join("k/.kli/tasks/z");
+    std::fs::create_dir_all(&kli).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", kli.join("events.ndjson")).unwrap();
+    let (out, err, code) = cairn_in(&repo, &["import", t.path().join("k").to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        out.trim_end(),
+        "Imported 0 events for 0 tasks; 1 lines skipped."
+    );
+    assert!(err.contains("skipped log file"), "{err}");
+}
+
+/// Writers appending while `rebuild --from-logs` and `verify` run: every
+/// acknowledged event is present afterwards, no log line is duplicated, and
+/// `verify` never counts a write in flight as a gap.
+#[test]
+fn rebuild_from_logs_and_verify_during_writes_lose_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("r");
+    init_repo(&repo);
+    let a = create(&repo, "alpha task");
+    let writer = {
+        let repo = repo.clone();
+        let a = a.clone();
+        std::thread::spawn(move || {
+            for i in 0..12 {
+                call(
+                    &repo,
+                    "observe",
+                    json!({"task_id": a, "text": format!("w{i}")}),
+                );
+            }
+        })
+    };
+    let mut verdicts = Vec::new();
+    while !writer.is_finished() {
+        let (_, err, code) = cairn_in(&repo, &["rebuild", "--from-logs"]);
+        assert_eq!(code, 0, "{err}");
+        let (out, _, _) = cairn_in(&repo, &["verify"]);
+        verdicts.push(
+            out.lines()
+                .find(|l| l.starts_with("logs:"))
+                .unwrap_or("")
+                .to_string(),
+        );
+    }
+    writer.join().unwrap();
+    for v in &verdicts {
+        assert!(v.starts_with("logs: ok"), "{verdicts:?}");
+    }
+    let lines = all_lines(&repo.join(".cairn/tasks"));
+    let texts: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("\"type\":\"observation\""))
+        .collect();
+    assert_eq!(texts.len(), 12, "{lines:?}");
+    let unique: BTreeSet<&String> = lines.iter().collect();
+    assert_eq!(unique.len(), lines.len());
+    let (out, _, _) = cairn_in(&repo, &["rebuild", "--from-logs"]);
+    let _ = out;
+    let store = Store::open(&repo.join(".cairn/cairn.db")).unwrap();
+    let n: i64 = store
+        .conn()
+        .query_row(
+            "SELECT count(*) FROM events WHERE type = 'observation'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 12);
+}

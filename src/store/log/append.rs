@@ -84,21 +84,27 @@ pub struct Appended {
 /// does for one file. Errors: [`StoreError::Io`].
 pub(crate) fn append_text(path: &Path, text: &str) -> Result<(Stamp, Stamp), StoreError> {
     let io = |e| StoreError::io(path, e);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
-    }
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .read(true)
-        .open(path)
-        .map_err(io)?;
+    let mut file = open_for_append(path)?;
     file.lock().map_err(io)?;
     let before = super::reconcile::stamp(&file.metadata().map_err(io)?);
     let buf = with_repaired_newline(&mut file, text).map_err(io)?;
     file.write_all(buf.as_bytes()).map_err(io)?;
     let after = super::reconcile::stamp(&file.metadata().map_err(io)?);
     Ok((before, after))
+}
+
+/// Opens the log at `path` for appending (creating it and its folder),
+/// refusing a symlinked file or folder and anything but a regular file
+/// (never writes through a link). Errors: [`StoreError::Io`] naming why.
+pub(crate) fn open_for_append(path: &Path) -> Result<File, StoreError> {
+    match super::safe::open_log(path, true) {
+        Ok(Some(f)) => Ok(f),
+        Ok(None) => Err(StoreError::io(path, std::io::Error::other("not created"))),
+        Err(reason) => Err(StoreError::io(
+            path,
+            std::io::Error::other(format!("refused: {reason}")),
+        )),
+    }
 }
 
 /// `text`, preceded by `\n` when the (locked) file is non-empty and does

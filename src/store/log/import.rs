@@ -199,9 +199,14 @@ impl Store {
         let mut events: Vec<LoggedEvent> = Vec::new();
         for folder in folders {
             let file = folder.join(super::LOG_FILE);
-            let text = match std::fs::read(&file) {
-                Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            let text = match super::safe::read_log_file(&file) {
+                Ok(super::safe::LogRead::Text(t)) => t,
+                Ok(super::safe::LogRead::Missing) => continue,
+                Ok(super::safe::LogRead::Refused(reason)) => {
+                    eprintln!("cairn import: skipped log file: {reason}");
+                    summary.skipped += 1;
+                    continue;
+                }
                 Err(e) => return Err(StoreError::io(&file, e)),
             };
             for (i, raw) in text.lines().enumerate() {

@@ -15,6 +15,7 @@ pub mod check;
 pub mod import;
 pub mod line;
 pub(crate) mod reconcile;
+pub mod safe;
 
 use std::path::{Path, PathBuf};
 
@@ -23,6 +24,7 @@ pub use check::LogCheck;
 pub use import::ImportSummary;
 pub use line::{LogLine, ParsedLine};
 pub use reconcile::ReconcileReport;
+pub use safe::{MAX_LINE_BYTES, MAX_LOG_BYTES};
 
 use super::error::StoreError;
 

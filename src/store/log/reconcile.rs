@@ -18,7 +18,6 @@
 //!   also runs the ingest scan.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -27,6 +26,7 @@ use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::append::{AppendGuard, with_repaired_newline};
 use super::line::quick_key;
+use super::safe::{LogRead, MAX_LINE_BYTES, read_log_file};
 use super::{LOG_FILE, LogLine, Logs, ParsedLine};
 use crate::store::error::StoreError;
 use crate::store::event::NewEvent;
@@ -110,18 +110,10 @@ pub(crate) fn index_stamp(logs: &Logs) -> Option<IndexStamp> {
     Some((m, s, meta.ino()))
 }
 
-/// Reads the log at `path` under a shared `flock`. `Ok(None)` when missing.
-pub(crate) fn read_log(path: &Path) -> Result<Option<String>, StoreError> {
-    let io = |e| StoreError::io(path, e);
-    let mut file = match File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(e)),
-    };
-    file.lock_shared().map_err(io)?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(io)?;
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+/// Reads the log at `path` under a shared `flock` without following links
+/// ([`super::safe::read_log_file`]). Errors: [`StoreError::Io`].
+pub(crate) fn read_log(path: &Path) -> Result<LogRead, StoreError> {
+    read_log_file(path).map_err(|e| StoreError::io(path, e))
 }
 
 /// Parses every line of `text` (the log at `path`): valid events in file
@@ -133,6 +125,14 @@ pub(crate) fn parse_log(path: &Path, text: &str) -> (Vec<ParsedLine>, Vec<Malfor
     for (i, raw) in text.split('\n').enumerate() {
         let raw = raw.strip_suffix('\r').unwrap_or(raw);
         if raw.trim().is_empty() {
+            continue;
+        }
+        if raw.len() > MAX_LINE_BYTES {
+            bad.push(Malformed {
+                path: path.to_path_buf(),
+                line: i + 1,
+                reason: format!("line longer than {} MiB", MAX_LINE_BYTES >> 20),
+            });
             continue;
         }
         let checked = LogLine::parse(raw).and_then(|p| {
@@ -347,15 +347,21 @@ impl Store {
                 .conn
                 .prepare_cached("SELECT 1 FROM events WHERE event_key = ?1")?;
             for (folder, path) in log_files(logs)? {
-                let Ok(meta) = std::fs::metadata(&path) else {
+                let Ok(meta) = std::fs::symlink_metadata(&path) else {
                     continue;
                 };
                 let st = stamp(&meta);
                 if !all && marks.get(&folder) == Some(&st) {
                     continue;
                 }
-                let Some(text) = read_log(&path)? else {
-                    continue;
+                let text = match read_log(&path)? {
+                    LogRead::Missing => continue,
+                    LogRead::Refused(reason) => {
+                        eprintln!("cairn: skipped log file: {reason}");
+                        report.malformed += 1;
+                        continue;
+                    }
+                    LogRead::Text(t) => t,
                 };
                 report.files_read += 1;
                 let (good, bad) = parse_log(&path, &text);
@@ -442,6 +448,13 @@ impl Store {
         }
         let _guard = AppendGuard::take(logs, true)?;
         let mark = export_mark(&self.conn)?;
+        self.export_from(logs, mark)
+    }
+
+    /// The export pass's body, the caller holding the exclusive append
+    /// lock: appends every event with `seq > mark` its log lacks and moves
+    /// the mark. Errors: [`StoreError::Io`], [`StoreError::Sqlite`].
+    fn export_from(&self, logs: &Logs, mark: i64) -> Result<usize, StoreError> {
         let mut per_task: HashMap<String, Vec<LogLine>> = HashMap::new();
         let mut top = mark;
         {
@@ -467,7 +480,12 @@ impl Store {
         }
         let mut exported = 0;
         for (slug, lines) in per_task {
-            exported += export_file(&logs.log_path(&slug), &lines)?;
+            // A refused (symlinked, non-regular) log fails only its own
+            // export; `verify` keeps reporting the gap.
+            match export_file(&logs.log_path(&slug), &lines) {
+                Ok(n) => exported += n,
+                Err(e) => eprintln!("cairn: could not append to the task logs: {e}"),
+            }
         }
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
         if export_mark(&tx)? < top {
@@ -477,8 +495,8 @@ impl Store {
         Ok(exported)
     }
 
-    /// `cairn rebuild --from-logs`: first appends any database event its
-    /// log lacks (so nothing only the database holds is lost), then, in one
+    /// `cairn rebuild --from-logs`: holding the append lock exclusively
+    /// for its whole run, first appends any database event its log lacks (so nothing only the database holds is lost), then, in one
     /// transaction, replaces the database's events with the union of the
     /// logs' valid lines and re-folds the projection. `None` for a store
     /// without logs. Errors: [`StoreError::Io`], [`StoreError::Sqlite`].
@@ -486,7 +504,11 @@ impl Store {
         let Some(logs) = self.logs.clone() else {
             return Ok(None);
         };
-        let exported = self.export_logs(&logs)?;
+        // Exclusive for the whole run: writers hold the lock shared from
+        // before their transaction until their append, so this waits for
+        // writes in flight and no acknowledged event can be dropped.
+        let _guard = AppendGuard::take(&logs, true)?;
+        let exported = self.export_from(&logs, 0)?;
         let mut report = self.ingest(&logs, true, true)?;
         report.exported = exported;
         Ok(Some(report))
@@ -554,18 +576,16 @@ impl Drop for Store {
 /// under the file's exclusive `flock`. Returns how many were appended.
 fn export_file(path: &Path, lines: &[LogLine]) -> Result<usize, StoreError> {
     let io = |e| StoreError::io(path, e);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| StoreError::io(dir, e))?;
-    }
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .read(true)
-        .open(path)
-        .map_err(io)?;
+    let mut file = super::append::open_for_append(path)?;
     file.lock().map_err(io)?;
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes).map_err(io)?;
+    (&mut file)
+        .take(super::MAX_LOG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > super::MAX_LOG_BYTES {
+        return Err(io(std::io::Error::other("larger than the log size cap")));
+    }
     let text = String::from_utf8_lossy(&bytes);
     let have: HashSet<&str> = text.split('\n').filter_map(quick_key).collect();
     let mut out = String::new();
