@@ -55,11 +55,9 @@ fn check_parents(path: &Path) -> Result<(), String> {
 /// `Ok(None)` when reading a missing file. Errors: the reason, a phrase.
 pub(crate) fn open_log(path: &Path, append: bool) -> Result<Option<File>, String> {
     check_parents(path)?;
-    if append {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-            check_parents(path)?;
-        }
+    if append && let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        check_parents(path)?;
     }
     let mut opts = OpenOptions::new();
     opts.read(true)
