@@ -154,30 +154,7 @@ pub(crate) fn rebuild_in(conn: &Connection) -> Result<(), StoreError> {
         conn.execute_batch(&format!("DROP TRIGGER \"{}\"", name.replace('"', "\"\"")))?;
     }
     conn.execute_batch(CLEAR_PROJECTION)?;
-    let mut stmt =
-        conn.prepare("SELECT event_id, task_id, type, ts, data FROM events ORDER BY ts, event_id")?;
-    let mut rows = stmt.query([])?;
-    while let Some(row) = rows.next()? {
-        let event_id: String = row.get(0)?;
-        let task_id: String = row.get(1)?;
-        let event_type: String = row.get(2)?;
-        let ts: i64 = row.get(3)?;
-        let data: String = row.get(4)?;
-        let data: serde_json::Value =
-            serde_json::from_str(&data).unwrap_or(serde_json::Value::Null);
-        fold(
-            conn,
-            &FoldInput {
-                event_id: &event_id,
-                task_id: &task_id,
-                event_type: &event_type,
-                ts,
-                data: &data,
-            },
-        )?;
-    }
-    drop(rows);
-    drop(stmt);
+    fold_events_after(conn, 0)?;
     for (_, sql) in &triggers {
         conn.execute_batch(sql)?;
     }
@@ -337,9 +314,10 @@ fn refold_aside(conn: &Connection) -> Result<i64, StoreError> {
     Ok(through)
 }
 
-/// Folds the events after `through` (arrival order does not matter: the
-/// fold is order-independent) on `conn`.
-fn fold_after(conn: &Connection, through: i64) -> Result<usize, StoreError> {
+/// Folds the events whose `seq` is above `through` (0: every event) on
+/// `conn`, ordered by `(ts, event_id)` (the fold is order-independent, so
+/// late events land correctly). Returns how many were folded.
+fn fold_events_after(conn: &Connection, through: i64) -> Result<usize, StoreError> {
     let mut stmt = conn.prepare(
         "SELECT event_id, task_id, type, ts, data FROM main.events WHERE seq > ?1
          ORDER BY ts, event_id",
@@ -404,7 +382,7 @@ fn swap_in(conn: &Connection, through: i64) -> Result<(), StoreError> {
     for (_, sql) in &triggers {
         tx.execute_batch(sql)?;
     }
-    fold_after(&tx, through)?;
+    fold_events_after(&tx, through)?;
     tx.commit()?;
     Ok(())
 }
