@@ -52,10 +52,15 @@ fn writers_keep_succeeding_while_verify_and_rebuild_run() {
     let built = built.elapsed();
 
     let stop = Arc::new(AtomicBool::new(false));
+    // Writers that have finished their first write: opening a store
+    // reconciles its per-task logs first, which can take a while under load,
+    // so verify starts only once every writer is really writing.
+    let writing = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let writers: Vec<_> = (0..WRITERS)
         .map(|w| {
             let db = db.clone();
             let stop = stop.clone();
+            let writing = writing.clone();
             std::thread::spawn(move || -> Vec<Sample> {
                 let st = Store::open(&db).unwrap();
                 st.conn().busy_timeout(WRITER_BUSY).unwrap();
@@ -75,6 +80,9 @@ fn writers_keep_succeeding_while_verify_and_rebuild_run() {
                         .map(|_| start.elapsed())
                         .map_err(|e| e.to_string());
                     samples.push((start, r));
+                    if n == 1 {
+                        writing.fetch_add(1, Ordering::Relaxed);
+                    }
                     std::thread::sleep(Duration::from_millis(5));
                 }
                 samples
@@ -82,6 +90,10 @@ fn writers_keep_succeeding_while_verify_and_rebuild_run() {
         })
         .collect();
 
+    let ready_by = Instant::now() + Duration::from_secs(60);
+    while writing.load(Ordering::Relaxed) < WRITERS && Instant::now() < ready_by {
+        std::thread::sleep(Duration::from_millis(10));
+    }
     std::thread::sleep(Duration::from_millis(200));
     let v_start = Instant::now();
     let verification = store.verify().unwrap();
