@@ -5,6 +5,7 @@
 //! language, is compiled to one SQL statement over the projection (`tq`).
 
 pub mod cli;
+pub mod clock;
 pub mod mcp;
 pub mod session;
 pub mod store;

@@ -68,12 +68,12 @@ impl Cx {
             .ok()
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty());
-        let mut session = Session::new();
+        let mut session = crate::cli::identity::session();
         session.current = loaded.clone();
         Ok(Cx {
             store,
             session,
-            engine: Engine::new(),
+            engine: Engine::new().with_clock(clock()),
             root: loc.project,
             loaded,
         })

@@ -13,7 +13,7 @@ use super::out::{emit, emit_err};
 use crate::mcp::http::{DEFAULT_MAX_SESSIONS, HttpOptions, serve_http};
 use crate::mcp::http_tokens;
 use crate::mcp::serve::{ServeOptions, serve};
-use crate::session::{Capability, Session};
+use crate::session::Capability;
 use crate::store::{Store, location};
 use crate::tools::{ToolCtx, call::call, find};
 use crate::tq::engine::Engine;
@@ -162,11 +162,11 @@ pub(super) fn call_cmd(
     let loc = location::resolve_from_env(flag)?;
     let store = Store::open(&loc.db)
         .with_context(|| format!("cannot open the store at {}", loc.db.display()))?;
-    let mut session = Session::new();
+    let mut session = crate::cli::identity::session();
     if let Some(slug) = current {
         session.switch_to(crate::store::slug::strip_depot(slug.trim()));
     }
-    let engine = Engine::new();
+    let engine = Engine::new().with_clock(clock());
     let mut ctx = ToolCtx {
         store: &store,
         session: &mut session,

@@ -12,6 +12,7 @@ use clap::{Parser, Subcommand};
 mod call_args;
 pub mod color;
 pub mod context;
+pub mod identity;
 mod generate;
 pub mod init;
 mod json;
@@ -70,6 +71,9 @@ pub struct Cli {
         hide_possible_values = true
     )]
     pub color: ColorWhen,
+    /// The agent name claims are recorded under (else CAIRN_AGENT, else USER@HOST).
+    #[arg(long = "as", global = true, value_name = "NAME", value_parser = identity::parse_agent)]
+    pub agent: Option<String>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -260,6 +264,7 @@ after another and each result is printed (exit 1 if any form failed).",
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
     color::apply(cli.color);
+    identity::set_flag(cli.agent.as_deref());
     let db = cli.db.as_deref();
     let result = match &cli.command {
         Command::Add(a) => verbs::add_cmd(db, a),

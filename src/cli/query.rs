@@ -94,14 +94,14 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
         return Ok(usage("query is required."));
     }
     let store = store_cmds::open(flag)?;
-    let mut session = Session::new();
+    let mut session = crate::cli::identity::session();
     if let Some(slug) = &args.current
         && let Err(msg) = select_current(&store, &mut session, slug)
     {
         emit_err(&msg);
         return Ok(ExitCode::from(1));
     }
-    let mut engine = Engine::new();
+    let mut engine = Engine::new().with_clock(super::context::clock());
     engine.optimize = !args.no_optimize;
     let surface = if args.write {
         Surface::Write

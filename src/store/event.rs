@@ -44,8 +44,12 @@ pub mod types {
     pub const VIEW_DEFINE: &str = "view.define";
     /// `view.undefine`: data `{name}`, subject `@cairn`.
     pub const VIEW_UNDEFINE: &str = "view.undefine";
+    /// `task.claim`: data `{owner, until}` (until in Unix seconds; spec/tq.md §9).
+    pub const CLAIM: &str = "task.claim";
+    /// `task.release`: data `{owner}` (spec/tq.md §9).
+    pub const RELEASE: &str = "task.release";
     /// Every type the reducer folds; any other type is kept and folds to nothing.
-    pub const ALL: [&str; 11] = [
+    pub const ALL: [&str; 13] = [
         TASK_CREATE,
         UPDATE_STATUS,
         UPDATE_DESCRIPTION,
@@ -57,6 +61,8 @@ pub mod types {
         HANDOFF_CREATE,
         VIEW_DEFINE,
         VIEW_UNDEFINE,
+        CLAIM,
+        RELEASE,
     ];
 }
 
@@ -182,6 +188,19 @@ impl NewEvent {
     pub fn view_undefine(session: &str, ts: i64, name: &str) -> NewEvent {
         let data = json!({"name": name});
         NewEvent::new(session, ts, RESERVED_CAIRN, types::VIEW_UNDEFINE, data)
+    }
+
+    /// `task.claim` by agent `owner` until `until` (Unix seconds): data
+    /// `{"owner", "until"}` (spec/tq.md §9 "Events").
+    pub fn claim(session: &str, ts: i64, slug: &str, owner: &str, until: i64) -> NewEvent {
+        let data = json!({"owner": owner, "until": until});
+        NewEvent::new(session, ts, slug, types::CLAIM, data)
+    }
+
+    /// `task.release` by agent `owner`: data `{"owner"}` (spec/tq.md §9).
+    pub fn release(session: &str, ts: i64, slug: &str, owner: &str) -> NewEvent {
+        let data = json!({"owner": owner});
+        NewEvent::new(session, ts, slug, types::RELEASE, data)
     }
 
     /// The canonical JSON text of `data` (keys sorted, no spaces).

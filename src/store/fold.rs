@@ -20,6 +20,8 @@
 //! - A lateral edge is present when its newest link/fork is newer than its
 //!   newest sever; `edges.created_ts` is the ts of that newest link/fork.
 //! - Observations and handoffs are set-unions keyed by event id.
+//! - The claim (`task.claim`/`task.release`) is one LWW register per task:
+//!   owner and until, or empty.
 //! - Self-edges are never stored; unknown types fold to nothing.
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -67,6 +69,13 @@ pub(crate) enum Action {
     ViewUndefine {
         name: String,
     },
+    /// `task.claim`: the claim register becomes `owner` until `until`.
+    Claim {
+        owner: String,
+        until: i64,
+    },
+    /// `task.release`: the claim register becomes empty.
+    Release,
     /// An event type this build does not know: kept in the log, folds to nothing.
     Unknown,
 }
@@ -148,6 +157,17 @@ pub(crate) fn parse_action(event_type: &str, data: &Value) -> Result<Action, Str
         types::VIEW_UNDEFINE => Action::ViewUndefine {
             name: name_field(data, "name")?,
         },
+        types::CLAIM => Action::Claim {
+            owner: name_field(data, "owner")?,
+            until: data
+                .get("until")
+                .and_then(Value::as_i64)
+                .ok_or_else(|| "data.until must be an integer".to_string())?,
+        },
+        types::RELEASE => {
+            name_field(data, "owner")?;
+            Action::Release
+        }
         _ => Action::Unknown,
     })
 }
@@ -238,7 +258,31 @@ pub(crate) fn fold(conn: &Connection, ev: &FoldInput<'_>) -> Result<(), StoreErr
         }
         Action::ViewDefine { name, query } => set_view(conn, &name, Some(&query), st)?,
         Action::ViewUndefine { name } => set_view(conn, &name, None, st)?,
+        Action::Claim { owner, until } => set_claim(conn, subject, Some((&owner, until)), st)?,
+        Action::Release => set_claim(conn, subject, None, st)?,
     }
+    Ok(())
+}
+
+/// The claim register of `task` (spec/tq.md §9 "Events"): `Some((owner,
+/// until))` for a claim, `None` for a release, kept when `st` is newer than
+/// the register's stamp. Liveness (until in the future, task not dormant)
+/// is decided when the register is read, never here.
+fn set_claim(
+    conn: &Connection,
+    task: i64,
+    claim: Option<(&str, i64)>,
+    st: Stamp<'_>,
+) -> Result<(), StoreError> {
+    let (owner, until) = match claim {
+        Some((o, u)) => (Some(o), Some(u)),
+        None => (None, None),
+    };
+    conn.prepare_cached(
+        "UPDATE tasks SET claim_owner = ?2, claim_until = ?3, claim_ts = ?4, claim_eid = ?5
+         WHERE id = ?1 AND (claim_ts IS NULL OR claim_ts < ?4 OR (claim_ts = ?4 AND claim_eid < ?5))",
+    )?
+    .execute(params![task, owner, until, st.ts, st.eid])?;
     Ok(())
 }
 

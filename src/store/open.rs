@@ -339,6 +339,9 @@ fn run_step(conn: &Connection, step: &Step) -> Result<(), StoreError> {
                 }
             }
         }
+        Step::Refold(types) => {
+            super::rebuild::refold_types(conn, types)?;
+        }
     }
     Ok(())
 }

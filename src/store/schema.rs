@@ -8,8 +8,9 @@
 //! different ids still compare equal.
 
 /// The schema version this build writes and expects (`schema_meta.version`).
-/// Version 2 added the counter columns of [`V2_COUNTERS`].
-pub const SCHEMA_VERSION: i64 = 2;
+/// Version 2 added the counter columns of [`V2_COUNTERS`]; version 3 the
+/// claim register of [`V3_CLAIMS`].
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The DDL of version 1: the log, the projection, its FTS index and the
 /// indexes the planner's SQL joins on. Idempotent (`IF NOT EXISTS`).
@@ -259,6 +260,24 @@ CREATE INDEX IF NOT EXISTS tasks_obs_count ON tasks(obs_count DESC, slug);
 CREATE INDEX IF NOT EXISTS tasks_edge_count ON tasks(edge_count DESC, slug);
 "#;
 
+/// Version 3's claim register on `tasks` (spec/tq.md §9; docs/store.md
+/// "Claims"): the newest `task.claim`/`task.release` by `(ts, event_id)`.
+/// `claim_owner`/`claim_until` are NULL after a release or before any
+/// claim; `claim_ts`/`claim_eid` stamp the register. Whether a claim is
+/// live (until in the future, task not dormant) is decided by the reader.
+pub const V3_CLAIMS: &[(&str, &str)] = &[
+    ("claim_owner", "TEXT"),
+    ("claim_until", "INTEGER"),
+    ("claim_ts", "INTEGER"),
+    ("claim_eid", "TEXT"),
+];
+
+/// Version 3 after the columns exist: the index `(mine)` reads (only
+/// claimed rows are in it).
+pub const DDL_V3_CLAIMS: &str = r#"
+CREATE INDEX IF NOT EXISTS tasks_claim_owner ON tasks(claim_owner) WHERE claim_owner IS NOT NULL;
+"#;
+
 /// One step of a forward migration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -272,6 +291,9 @@ pub enum Step {
         /// `(column, declaration)` pairs, added in order.
         columns: &'static [(&'static str, &'static str)],
     },
+    /// Folds again, in `(ts, event_id)` order, every logged event of these
+    /// types (kept unfolded by a build that did not know them).
+    Refold(&'static [&'static str]),
 }
 
 /// Forward migrations: `MIGRATIONS[v]` takes a store from version `v` to
@@ -287,5 +309,16 @@ pub const MIGRATIONS: &[&[Step]] = &[
             columns: V2_COUNTERS,
         },
         Step::Sql(DDL_V2_COUNTERS),
+    ],
+    &[
+        Step::AddColumns {
+            table: "tasks",
+            columns: V3_CLAIMS,
+        },
+        Step::Sql(DDL_V3_CLAIMS),
+        Step::Refold(&[
+            crate::store::event::types::CLAIM,
+            crate::store::event::types::RELEASE,
+        ]),
     ],
 ];

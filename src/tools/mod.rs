@@ -26,24 +26,9 @@ use crate::tq::engine::Engine;
 
 pub use registry::{ToolSpec, dispatch, find, tools};
 
-/// The clock the tools stamp events and handoff file names with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Clock {
-    /// The system clock (`store::now()`).
-    System,
-    /// A fixed instant, Unix seconds UTC (tests, reproducible docs).
-    Fixed(i64),
-}
-
-impl Clock {
-    /// The current time, Unix seconds UTC.
-    pub fn now(self) -> i64 {
-        match self {
-            Clock::System => crate::store::now(),
-            Clock::Fixed(ts) => ts,
-        }
-    }
-}
+/// The clock the tools stamp events and handoff file names with (the same
+/// clock the TQ engine judges claims by).
+pub use crate::clock::Clock;
 
 /// What every tool runs against: the store, this connection's session (its
 /// current-task pointer and grants), the TQ engine, the project root (where

@@ -66,6 +66,8 @@ pub enum Source {
     Dormant,
     /// `(current)`: the session's current task.
     Current,
+    /// `(mine)`: the tasks this agent holds a live claim on (spec/tq.md §9).
+    Mine,
     /// `(node "substr")`: slugs containing the (non-empty) substring, case-insensitive.
     Node(String),
     /// `(query "name")`: a named view, resolved by the planner.
@@ -169,6 +171,11 @@ pub enum Step {
         /// The target slug.
         target: String,
     },
+    /// `(:claim! SECONDS)` (spec/tq.md §9): claim each task for this agent
+    /// for 1 to 86,400 seconds; keeps only the tasks the agent now holds.
+    Claim(i64),
+    /// `(:release!)` (spec/tq.md §9): release the tasks this agent holds.
+    Release,
 }
 
 /// The four set-operation steps.
@@ -210,6 +217,12 @@ pub enum Field {
     ObsCount,
     /// `:edge-count` (number).
     EdgeCount,
+    /// `:claimed-by` (text): the live claim's owner, absent otherwise
+    /// (spec/tq.md §9 "Fields").
+    ClaimedBy,
+    /// `:claim-until` (timestamp, Unix seconds): when the live claim lapses,
+    /// absent when there is none.
+    ClaimUntil,
     /// A prop of reflection rows (`:category :kind :doc :signature :type
     /// :origin :source :class :unit :epoch`), text; absent on tasks.
     Prop(Prop),

@@ -39,6 +39,8 @@ fn err<T>(msg: impl Into<String>, span: &Span) -> R<T> {
 
 /// Names longer than this (in characters) get no "did you mean" search.
 pub const SUGGEST_MAX_NAME: usize = 200;
+/// The longest lease `(:claim! SECONDS)` takes: one day (spec/tq.md §9).
+pub const MAX_CLAIM_SECONDS: i64 = 86_400;
 /// The most names a "Known ..."/"Available: ..." list shows before `, ...`.
 pub const LIST_MAX_NAMES: usize = 30;
 /// Names longer than this (in characters) are cut with `…` in messages.
@@ -300,6 +302,7 @@ impl Checker<'_> {
                     Op::Active => Source::Active,
                     Op::Dormant => Source::Dormant,
                     Op::Current => Source::Current,
+                    Op::Mine => Source::Mine,
                     Op::Schema => Source::Schema,
                     Op::Views => Source::Views,
                     Op::Fields => Source::Fields,
@@ -497,6 +500,25 @@ impl Checker<'_> {
                 Step::SetStatus(self.status(&args[0])?)
             }
             Op::SetMeta => self.set_meta(entry, args, span)?,
+            Op::Claim => {
+                self.arity(entry, args, span, 1, 1)?;
+                match &args[0].node {
+                    Sexp::Int(n) if (1..=MAX_CLAIM_SECONDS).contains(n) => Step::Claim(*n),
+                    _ => {
+                        return err(
+                            format!(
+                                ":claim! needs a lease of 1 to 86400 seconds, got {}.",
+                                self.quote(&args[0])
+                            ),
+                            &args[0].span,
+                        );
+                    }
+                }
+            }
+            Op::Release => {
+                self.arity(entry, args, span, 0, 0)?;
+                Step::Release
+            }
             Op::Link | Op::Unlink => {
                 self.arity(entry, args, span, 2, 2)?;
                 let edge = self.edge(&args[0])?;

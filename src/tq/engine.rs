@@ -80,6 +80,9 @@ pub struct Engine {
     /// Run the IR rewrites (default true; `cairn query --no-optimize` turns
     /// them off, for bug reports and the differential tests; docs/planner.md).
     pub optimize: bool,
+    /// The clock claims are judged by and write events are stamped with
+    /// (the system clock; a manual one in tests; spec/tq.md §9).
+    pub clock: crate::clock::Clock,
 }
 
 impl Default for Engine {
@@ -160,6 +163,7 @@ impl Engine {
             cancel: Cancel::new(),
             shaping_pause: Duration::ZERO,
             optimize: true,
+            clock: crate::clock::Clock::System,
         }
     }
 
@@ -172,6 +176,12 @@ impl Engine {
             shaping_pause: pause,
             ..self
         }
+    }
+
+    /// The same engine judging claims by, and stamping write events with,
+    /// `clock` (a fixed instant in tests; spec/tq.md §9).
+    pub fn with_clock(self, clock: crate::clock::Clock) -> Engine {
+        Engine { clock, ..self }
     }
 
     /// The time-limit diagnostic: `the query ran past its N s limit.`
@@ -350,6 +360,8 @@ impl Engine {
             user_views,
             meta_keys,
             current: session.current.clone(),
+            agent: Some(session.agent_name()),
+            now: self.clock.now(),
         };
         let plan = plan::plan(&query, surface, &cat)?;
         Ok(Prepared { query, plan })
@@ -410,7 +422,7 @@ impl Engine {
         session: &Session,
         plan: &Plan,
     ) -> Result<Output, Diagnostic> {
-        let ts = crate::store::now();
+        let clock = self.clock.clone();
         let deadline = Instant::now() + self.time_limit;
         let shaping = exec::Deadline::at(deadline).with_pause(self.shaping_pause);
         let cancel = self.cancel.clone();
@@ -420,6 +432,9 @@ impl Engine {
         let cancelled = self.cancel.clone();
         let written = store
             .write_with(|tx| -> Result<mutate::Written, WriteError> {
+                // Read inside BEGIN IMMEDIATE: claims are judged at the
+                // moment this transaction holds the write lock.
+                let ts = clock.now();
                 exec::register_functions(tx.conn()).map_err(ExecError::from)?;
                 let handle = tx.conn().get_interrupt_handle();
                 let (stop, stopped) = mpsc::channel::<()>();

@@ -190,6 +190,7 @@ pub fn read_ir(plan: &Plan) -> Ir {
         None,
         tail_of(&plan.main).shape(),
         plan.reflect,
+        plan.now,
     )
 }
 

@@ -130,14 +130,92 @@ fn events_for(
                     out.push(NewEvent::sever(session, ts, slug, target, *edge));
                 }
             }
+            Mutation::Claim { .. } | Mutation::Release { .. } => {
+                // `claim_events` handles these (they also filter the set).
+            }
         }
     }
     Ok(out)
 }
 
+/// A claim target's state, from the `Tail::Targets` JSON `[live owner,
+/// register stamp second, dormant]`.
+#[derive(Debug, Default)]
+struct ClaimState {
+    owner: Option<String>,
+    stamp: Option<i64>,
+    dormant: bool,
+}
+
+fn claim_state(v: &rusqlite::types::Value) -> ClaimState {
+    let parsed = text_of(v).and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok());
+    let Some(serde_json::Value::Array(items)) = parsed else {
+        return ClaimState::default();
+    };
+    ClaimState {
+        owner: items.first().and_then(|o| o.as_str()).map(str::to_string),
+        stamp: items.get(1).and_then(serde_json::Value::as_i64),
+        dormant: items.get(2).and_then(serde_json::Value::as_i64) == Some(1),
+    }
+}
+
+/// The second a claim-register event is stamped with: `now`, or one past the
+/// register's current stamp when that is not older, so the new event is
+/// always the register's newest under last-writer-wins (a release recorded
+/// earlier in the same second must not outlive the claim that follows it).
+fn register_ts(now: i64, stamp: Option<i64>) -> i64 {
+    match stamp {
+        Some(s) if s >= now => s.saturating_add(1),
+        _ => now,
+    }
+}
+
+/// The events of `(:claim! S)` / `(:release!)` over `targets` (spec/tq.md §9
+/// "Steps") and the targets the step passes on. Claim: each real task that
+/// is unclaimed, lapsed or already held by `agent` and not dormant gets a
+/// `task.claim` until `now + S` (a re-claim renews); a task another agent
+/// holds live, a dormant task and a reflection row are dropped, so the set
+/// passed on is exactly the tasks the agent now holds. Release: each task
+/// `agent` holds live gets a `task.release`; every target passes on.
+fn claim_events(
+    m: &Mutation,
+    targets: Vec<Target>,
+    session: &str,
+    now: i64,
+) -> (Vec<NewEvent>, Vec<Target>) {
+    let mut events = Vec::new();
+    let mut kept = Vec::new();
+    for t in targets {
+        let state = claim_state(&t.current);
+        let slug = t.slug.clone().filter(|_| t.live);
+        match (m, slug) {
+            (Mutation::Claim { seconds, agent }, Some(slug)) => {
+                let free = state.owner.as_deref().is_none_or(|o| o == agent);
+                if free && !state.dormant {
+                    let until = now.saturating_add(*seconds);
+                    let ts = register_ts(now, state.stamp);
+                    events.push(NewEvent::claim(session, ts, &slug, agent, until));
+                    kept.push(t);
+                }
+            }
+            (Mutation::Release { agent }, Some(slug)) => {
+                if state.owner.as_deref() == Some(agent.as_str()) {
+                    let ts = register_ts(now, state.stamp);
+                    events.push(NewEvent::release(session, ts, &slug, agent));
+                }
+                kept.push(t);
+            }
+            (Mutation::Release { .. }, None) => kept.push(t),
+            _ => {}
+        }
+    }
+    (events, kept)
+}
+
 /// The lowered statements of a write plan's segments, for `explain`: each
 /// mutation's target selection, then the final shape. Segments after the
 /// first start from the carried set, shown here as the empty JSON array.
+/// Claims are judged at the plan's clock reading.
 pub fn statements(plan: &Plan) -> Vec<Statement> {
     let steps = &plan.main.steps;
     let mut out = Vec::new();
@@ -151,6 +229,7 @@ pub fn statements(plan: &Plan) -> Vec<Statement> {
                 &start,
                 &Tail::Targets(m),
                 plan.reflect,
+                plan.now,
             ));
             start = Start::Carried("[]".to_string());
             from = i + 1;
@@ -162,6 +241,7 @@ pub fn statements(plan: &Plan) -> Vec<Statement> {
         &start,
         &exec::tail_of(&plan.main),
         plan.reflect,
+        plan.now,
     ));
     out
 }
@@ -177,8 +257,10 @@ pub struct Written {
 }
 
 /// Runs a write plan inside `tx`: the write form first, then each segment.
-/// `ts` (Unix seconds) stamps every event of the query — all carry the same
-/// `ts`, never a later one; their order under last-writer-wins is their
+/// `ts` (Unix seconds, read inside the transaction) is the clock reading
+/// claims are judged live against and stamps every event of the query — all
+/// carry the same `ts`, never a later one, except a claim-register event,
+/// stamped one past a register already as new (`register_ts`); their order under last-writer-wins is their
 /// event ids' (monotonic ULIDs), and a step that repeats an earlier event
 /// of the query is salted by the write boundary (`"repeat": N`), not
 /// dropped. `session.id` signs them. Returns the final rows, unshaped.
@@ -221,9 +303,17 @@ pub fn run_write(
                 &start,
                 &Tail::Targets(m),
                 plan.reflect,
+                ts,
             );
-            let targets = read_targets(tx.conn(), &st)?;
-            let events = events_for(tx.conn(), m, &targets, sid, ts)?;
+            let mut targets = read_targets(tx.conn(), &st)?;
+            let events = match m {
+                Mutation::Claim { .. } | Mutation::Release { .. } => {
+                    let (events, kept) = claim_events(m, targets, sid, ts);
+                    targets = kept;
+                    events
+                }
+                _ => events_for(tx.conn(), m, &targets, sid, ts)?,
+            };
             if !events.is_empty() {
                 appended += tx.append(&events)?.len();
             }
@@ -238,6 +328,7 @@ pub fn run_write(
         &start,
         &exec::tail_of(&plan.main),
         plan.reflect,
+        ts,
     );
     Ok(Written {
         fetched: exec::fetch_rows(tx.conn(), &st, &plan.main)?,

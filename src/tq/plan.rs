@@ -101,6 +101,8 @@ pub enum PSource {
     Dormant,
     /// `(current)`, resolved to the session's current slug at plan time.
     Current(String),
+    /// `(mine)`, resolved to the session's agent name at plan time.
+    Mine(String),
     /// `(node "substr")`.
     Node(String),
     /// A reflective source.
@@ -137,6 +139,18 @@ pub enum Mutation {
         edge: EdgeType,
         /// Target slug.
         target: String,
+    },
+    /// `(:claim! SECONDS)` by `agent` (spec/tq.md §9).
+    Claim {
+        /// The lease, 1 to 86,400 seconds.
+        seconds: i64,
+        /// The claiming agent (the session's identity, resolved at plan time).
+        agent: String,
+    },
+    /// `(:release!)` by `agent` (spec/tq.md §9).
+    Release {
+        /// The releasing agent.
+        agent: String,
     },
 }
 
@@ -214,6 +228,10 @@ pub struct Plan {
     pub main: Pipeline,
     /// True when any source anywhere (views and operands included) is reflective.
     pub reflect: bool,
+    /// The clock reading (Unix seconds) claims are judged live against on
+    /// the read path (`:claimed-by`, `:claim-until`, `(mine)`); the write
+    /// path judges them at its transaction's own reading.
+    pub now: i64,
 }
 
 impl Plan {
@@ -239,7 +257,15 @@ pub struct Catalog {
     pub meta_keys: Vec<String>,
     /// The session's current task slug.
     pub current: Option<String>,
+    /// The session's agent name (spec/tq.md §9 "Agent identity"); `(mine)`,
+    /// `(:claim! S)` and `(:release!)` need one.
+    pub agent: Option<String>,
+    /// The clock reading, Unix seconds (see [`Plan::now`]).
+    pub now: i64,
 }
+
+/// `(mine)`, `(:claim! S)` or `(:release!)` in a session with no agent name.
+pub const NO_AGENT: &str = "This query needs an agent identity; start the session with a name (cairn --as NAME).";
 
 /// Plans `q` for `surface` (spec/tq.md §3): first the mutation gate over the
 /// whole query (operands and `define!` bodies on the read surface), then view
@@ -289,6 +315,7 @@ pub fn plan(q: &Query, surface: Surface, cat: &Catalog) -> Result<Plan, Diagnost
         write_form,
         main,
         reflect: p.reflect,
+        now: cat.now,
     })
 }
 
@@ -372,6 +399,7 @@ impl Planner<'_> {
                 Some(c) => (PSource::Current(c.clone()), false),
                 None => return Err(Diagnostic::query(NO_CURRENT, Some(span.clone()))),
             },
+            Source::Mine => (PSource::Mine(self.agent(span)?), false),
             Source::Node(s) => {
                 if s.is_empty() {
                     return Err(Diagnostic::query(
@@ -396,6 +424,14 @@ impl Planner<'_> {
             }
         };
         self.steps(source, enriched, &q.steps, allow_mut)
+    }
+
+    /// The session's agent name, or the [`NO_AGENT`] error at `span`.
+    fn agent(&self, span: &Span) -> Result<String, Diagnostic> {
+        match &self.cat.agent {
+            Some(a) if !a.is_empty() => Ok(a.clone()),
+            _ => Err(Diagnostic::query(NO_AGENT, Some(span.clone()))),
+        }
     }
 
     fn reflect_source(&mut self, k: ReflKind) -> (PSource, bool) {
@@ -457,6 +493,13 @@ impl Planner<'_> {
                 Step::Unlink { edge, target } => out.steps.push(PStep::Mutate(Mutation::Unlink {
                     edge: *edge,
                     target: target.clone(),
+                })),
+                Step::Claim(seconds) => out.steps.push(PStep::Mutate(Mutation::Claim {
+                    seconds: *seconds,
+                    agent: self.agent(&step.span)?,
+                })),
+                Step::Release => out.steps.push(PStep::Mutate(Mutation::Release {
+                    agent: self.agent(&step.span)?,
                 })),
             }
         }

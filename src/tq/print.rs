@@ -71,6 +71,7 @@ fn source(out: &mut String, s: &Source) {
         Source::Active => out.push_str("(active)"),
         Source::Dormant => out.push_str("(dormant)"),
         Source::Current => out.push_str("(current)"),
+        Source::Mine => out.push_str("(mine)"),
         Source::Schema => out.push_str("(schema)"),
         Source::Views => out.push_str("(views)"),
         Source::Fields => out.push_str("(fields)"),
@@ -152,6 +153,10 @@ fn step(out: &mut String, s: &Step) {
             let _ = write!(out, "(:take {n})");
         }
         Step::Enrich => out.push_str("(:enrich)"),
+        Step::Claim(n) => {
+            let _ = write!(out, "(:claim! {n})");
+        }
+        Step::Release => out.push_str("(:release!)"),
         Step::SetOp(op, q) => {
             out.push_str(match op {
                 SetOp::Union => "(:union ",

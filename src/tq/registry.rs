@@ -226,6 +226,12 @@ pub enum Op {
     Link,
     /// `(:unlink! :EDGE "target")`.
     Unlink,
+    /// `(:claim! SECONDS)`.
+    Claim,
+    /// `(:release!)`.
+    Release,
+    /// `(mine)`.
+    Mine,
     /// `(= VALUE LIT)`.
     Eq,
     /// `(has FIELD)`.
@@ -349,6 +355,8 @@ pub fn step_op(step: &Step) -> Op {
         Step::SetMeta { .. } => Op::SetMeta,
         Step::Link { .. } => Op::Link,
         Step::Unlink { .. } => Op::Unlink,
+        Step::Claim(_) => Op::Claim,
+        Step::Release => Op::Release,
     }
 }
 
@@ -372,7 +380,7 @@ mod tests {
             }
             assert_eq!(entry_of(f.op), Some(f));
         }
-        assert_eq!(forms().len(), 47);
-        assert_eq!(fields().len(), 21);
+        assert_eq!(forms().len(), 50);
+        assert_eq!(fields().len(), 23);
     }
 }

@@ -71,8 +71,8 @@ impl<'a> Repl<'a> {
     pub fn new(store: &'a Store, surface: Surface) -> Repl<'a> {
         Repl {
             store,
-            session: Session::new(),
-            engine: Engine::new(),
+            session: crate::cli::identity::session(),
+            engine: Engine::new().with_clock(crate::cli::context::clock()),
             surface,
         }
     }

@@ -8,13 +8,15 @@ use crate::tq::plan::{PSource, PStep, Pipeline, ReflKind};
 
 /// `steps` of pipeline `p` from `start` (`None`: the pipeline's own source;
 /// `Some(json)`: a set carried over a mutation step) with the final `shape`.
-/// `reflect` is true when any source of the whole query is reflective.
+/// `reflect` is true when any source of the whole query is reflective;
+/// `now` (Unix seconds) is the clock reading claims are judged live against.
 pub fn build(
     p: &Pipeline,
     steps: &[PStep],
     start: Option<&str>,
     shape: Shape,
     reflect: bool,
+    now: i64,
 ) -> Ir {
     let mut kinds = Vec::new();
     if reflect {
@@ -32,6 +34,7 @@ pub fn build(
         reflect,
         kinds,
         counters: false,
+        now,
     }
 }
 
@@ -58,6 +61,7 @@ fn source(s: &PSource) -> Rel {
         PSource::Dormant => Rel::scan(vec![Cond::Status(DORMANT.to_vec()), Cond::Live]),
         PSource::Node(sub) => Rel::scan(vec![Cond::Node(sub.clone())]),
         PSource::Current(slug) => Rel::new(Node::Current(slug.clone()), Order::Rank),
+        PSource::Mine(agent) => Rel::scan(vec![Cond::HeldBy(agent.clone()), Cond::Live]),
         PSource::Reflect(k) => Rel::new(Node::Reflect(*k), Order::Rank),
         PSource::View(v) => pipeline(source(&v.source), &v.steps),
         PSource::Empty => Rel::new(Node::Empty, Order::Rank),

@@ -48,6 +48,7 @@ impl Display for Cond {
             Cond::Exists(t) => write!(f, "exists {}", print_trav(t)),
             Cond::Linked => f.write_str("linked"),
             Cond::HasParent => f.write_str("parent_task_id is not null"),
+            Cond::HeldBy(a) => write!(f, "held by {a:?}"),
         }
     }
 }

@@ -78,6 +78,9 @@ pub enum Cond {
     Linked,
     /// `parent_task_id IS NOT NULL` (`(has :parent)`).
     HasParent,
+    /// The task has a live claim held by this agent (`(mine)`; spec/tq.md
+    /// §9): owner equal, lease not lapsed at [`Ir::now`], not dormant.
+    HeldBy(String),
 }
 
 impl Cond {
@@ -181,6 +184,8 @@ pub struct Ir {
     /// `:obs-count`/`:edge-count` read the maintained counter columns of
     /// `tasks` instead of counting (set by `rules::counter_columns`).
     pub counters: bool,
+    /// The clock reading (Unix seconds) claims are judged live against.
+    pub now: i64,
 }
 
 impl Rel {

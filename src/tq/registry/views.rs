@@ -48,6 +48,11 @@ static VIEWS: &[ViewEntry] = &[
         doc: "Alias of plan-frontier.",
     },
     ViewEntry {
+        name: "ready",
+        source: "(-> (active) (:where (and (not (= :status \"blocked\")) (all (:follow :depends-on) (or (= :status \"completed\") (= :status \"abandoned\"))) (all (:follow :phase-of) (or (= :status \"completed\") (= :status \"abandoned\"))) (not (has :claimed-by)))))",
+        doc: "Tasks to start now: not dormant, not blocked, every depends-on target and every child dormant, no live claim.",
+    },
+    ViewEntry {
         name: "recent",
         source: "(-> (active) (:sort :updated-ts :desc) (:take 20))",
         doc: "Active tasks by updated-ts, newest 20.",

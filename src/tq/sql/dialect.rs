@@ -24,6 +24,8 @@ pub trait Dialect: Sync {
     fn json_item(&self, i: usize) -> String;
     /// A JSON array of `[key, value]` pairs aggregated in `order_by` order.
     fn json_pairs(&self, key: &str, value: &str, order_by: &str) -> String;
+    /// A JSON array of the SQL values `items`, in order (text).
+    fn array(&self, items: &[&str]) -> String;
     /// `hay` contains `needle` after Unicode case folding (0/1, NULL on NULL).
     fn contains_folded(&self, hay: &str, needle: &str) -> String;
     /// The slug `slug` is not a reserved `@` task (0/1).
@@ -67,6 +69,10 @@ impl Dialect for Sqlite {
 
     fn json_pairs(&self, key: &str, value: &str, order_by: &str) -> String {
         format!("json_group_array(json_array({key}, {value}) ORDER BY {order_by})")
+    }
+
+    fn array(&self, items: &[&str]) -> String {
+        format!("json_array({})", items.join(", "))
     }
 
     fn contains_folded(&self, hay: &str, needle: &str) -> String {

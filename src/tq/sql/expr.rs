@@ -95,6 +95,14 @@ impl Lower {
             Field::EdgeCount => format!(
                 "((SELECT count(*) FROM edges fe WHERE fe.src_id = {t}.id) + (SELECT count(*) FROM edges fe WHERE fe.dst_id = {t}.id) + (SELECT count(*) FROM tasks fc WHERE fc.parent_task_id = {t}.id) + ({t}.parent_task_id IS NOT NULL))"
             ),
+            Field::ClaimedBy => {
+                let live = self.claim_live(t);
+                format!("(CASE WHEN {live} THEN {t}.claim_owner END)")
+            }
+            Field::ClaimUntil => {
+                let live = self.claim_live(t);
+                format!("(CASE WHEN {live} THEN {t}.claim_until END)")
+            }
             Field::Prop(p) => match &row.r {
                 Some(r) => format!("{r}.{}", prop_column(*p)),
                 None => "NULL".to_string(),

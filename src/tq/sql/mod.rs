@@ -111,19 +111,21 @@ impl Tail<'_> {
 /// statement, unoptimized (the write path: mutation targets carry ranks).
 /// `reflect` must be true when any source of the whole query is reflective
 /// (it adds the `refl` relation). Mutation steps inside `steps` pass their
-/// input through (the executor splits the pipeline at them).
+/// input through (the executor splits the pipeline at them). `now` (Unix
+/// seconds) is the clock reading claims are judged live against.
 pub fn lower(
     p: &Pipeline,
     steps: &[PStep],
     start: &Start,
     tail: &Tail<'_>,
     reflect: bool,
+    now: i64,
 ) -> Statement {
     let start = match start {
         Start::Source => None,
         Start::Carried(json) => Some(json.as_str()),
     };
-    lower_ir(&ir::build(p, steps, start, tail.shape(), reflect))
+    lower_ir(&ir::build(p, steps, start, tail.shape(), reflect, now))
 }
 
 /// Lowers an IR (optimized or not) to ONE statement through [`SQLITE`].
@@ -135,6 +137,7 @@ pub fn lower_ir(ir: &Ir) -> Statement {
         alias: 0,
         reflect: ir.reflect,
         counters: ir.counters,
+        now: ir.now,
         status_off_index: false,
         d: &SQLITE,
     };
@@ -217,6 +220,8 @@ pub(crate) struct Lower {
     reflect: bool,
     /// Count fields read the counter columns (`Ir::counters`).
     counters: bool,
+    /// The clock reading claims are judged live against (`Ir::now`).
+    now: i64,
     /// Status tests are kept off `tasks_status` (a top-N walks its key's
     /// index instead; see `Node::TopN`).
     status_off_index: bool,
@@ -243,6 +248,17 @@ fn status_list(ss: &[Status]) -> String {
 }
 
 impl Lower {
+    /// `{t}`'s claim has not lapsed at `now` and `{t}` is not dormant
+    /// (spec/tq.md §9: a claim is live while its lease runs and the task is
+    /// not completed or abandoned). A 0/1 (NULL when `claim_until` is NULL).
+    pub(crate) fn claim_live(&mut self, t: &str) -> String {
+        let now = self.int(self.now);
+        format!(
+            "{t}.claim_until > {now} AND {t}.status NOT IN ({})",
+            status_list(&[Status::Completed, Status::Abandoned])
+        )
+    }
+
     /// Binds text, returns `?N`.
     pub(crate) fn text(&mut self, s: &str) -> String {
         self.bind(Param::Text(s.to_string()))
@@ -582,6 +598,13 @@ impl Lower {
                 "({t}.parent_task_id IS NOT NULL OR EXISTS (SELECT 1 FROM tasks lc WHERE lc.parent_task_id = {t}.id) OR EXISTS (SELECT 1 FROM edges le WHERE le.src_id = {t}.id) OR EXISTS (SELECT 1 FROM edges le WHERE le.dst_id = {t}.id))"
             ),
             Cond::HasParent => format!("({t}.parent_task_id IS NOT NULL)"),
+            Cond::HeldBy(agent) => {
+                let a = self.text(agent);
+                let live = self.claim_live(&t);
+                // `claim_owner = ?` lets SQLite read the partial index
+                // `tasks_claim_owner`.
+                nonnull(row, format!("({t}.claim_owner = {a} AND {live})"))
+            }
         }
     }
 
@@ -721,6 +744,17 @@ impl Lower {
                 let current = match m {
                     Mutation::SetStatus(_) => format!("{t}.status"),
                     Mutation::SetMeta { key, .. } => self.field(&Field::Meta(key.clone()), &row),
+                    // The live owner (NULL when unclaimed, lapsed or
+                    // dormant), the register's stamp second, and whether
+                    // the task is dormant (spec/tq.md §9 "Steps").
+                    Mutation::Claim { .. } | Mutation::Release { .. } => {
+                        let owner = self.field(&Field::ClaimedBy, &row);
+                        let dormant = format!(
+                            "{t}.status IN ({})",
+                            status_list(&[Status::Completed, Status::Abandoned])
+                        );
+                        self.d.array(&[&owner, &format!("{t}.claim_ts"), &dormant])
+                    }
                     Mutation::Link { edge, target } | Mutation::Unlink { edge, target } => {
                         let tgt = self.text(target);
                         match edge.class() {

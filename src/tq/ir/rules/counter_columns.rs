@@ -95,6 +95,7 @@ mod tests {
             reflect: false,
             kinds: vec![],
             counters: false,
+            now: 0,
         };
         let on = Options {
             counters: true,

@@ -46,6 +46,7 @@ mod tests {
             reflect: false,
             kinds: vec![],
             counters: false,
+            now: 0,
         };
         let text = Options {
             text_budget: Some(16_000),

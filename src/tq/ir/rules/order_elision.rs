@@ -114,6 +114,7 @@ mod tests {
             reflect: false,
             kinds: vec![],
             counters: false,
+            now: 0,
         }
     }
 

@@ -1,0 +1,82 @@
+//! The CLI's agent identity (spec/tq.md §9 "Agent identity"): `--as NAME`,
+//! else `CAIRN_AGENT`, else `USER@HOST`. Every session a `cairn` process
+//! opens carries it, so `(:claim! S)`, `(:release!)` and `(mine)` in
+//! `cairn query --write` or the REPL act for that name.
+
+use std::sync::OnceLock;
+
+use crate::session::Session;
+
+/// The environment variable naming the CLI's agent when `--as` is absent.
+pub const AGENT_ENV: &str = "CAIRN_AGENT";
+
+/// The longest agent name, in characters.
+pub const MAX_AGENT_CHARS: usize = 64;
+
+static FLAG: OnceLock<String> = OnceLock::new();
+
+/// Checks an agent name: 1 to 64 characters after trimming, no control
+/// characters. Returns the trimmed name. Errors: the sentence `an agent name
+/// needs 1 to 64 characters and no control characters.`
+pub fn parse_agent(s: &str) -> Result<String, String> {
+    let t = s.trim();
+    if t.is_empty() || t.chars().count() > MAX_AGENT_CHARS || t.chars().any(char::is_control) {
+        return Err("an agent name needs 1 to 64 characters and no control characters.".into());
+    }
+    Ok(t.to_string())
+}
+
+/// Records `--as NAME` for this process (first call wins).
+pub fn set_flag(name: Option<&str>) {
+    if let Some(n) = name {
+        let _ = FLAG.set(n.to_string());
+    }
+}
+
+/// The agent name: `--as`, else a valid `CAIRN_AGENT`, else `USER@HOST`
+/// (`USER` or `LOGNAME`, else `user`; the host from `HOSTNAME` or
+/// `/etc/hostname`, else `localhost`).
+pub fn agent() -> String {
+    if let Some(n) = FLAG.get() {
+        return n.clone();
+    }
+    if let Some(n) = std::env::var(AGENT_ENV)
+        .ok()
+        .and_then(|v| parse_agent(&v).ok())
+    {
+        return n;
+    }
+    let user = ["USER", "LOGNAME"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
+        .unwrap_or_else(|| "user".to_string());
+    let host = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".to_string());
+    parse_agent(&format!("{}@{}", user.trim(), host)).unwrap_or_else(|_| "user@localhost".into())
+}
+
+/// A fresh CLI session (every grant) acting as [`agent`].
+pub fn session() -> Session {
+    let mut s = Session::new();
+    s.agent = Some(agent());
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn agent_names_are_checked() {
+        assert_eq!(parse_agent("  ana  ").as_deref(), Ok("ana"));
+        let refusal = "an agent name needs 1 to 64 characters and no control characters.";
+        assert_eq!(parse_agent(" ").unwrap_err(), refusal);
+        assert_eq!(parse_agent("a\u{7}b").unwrap_err(), refusal);
+        assert_eq!(parse_agent(&"x".repeat(65)).unwrap_err(), refusal);
+        assert!(parse_agent(&"é".repeat(64)).is_ok());
+    }
+}
