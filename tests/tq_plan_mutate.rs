@@ -8,6 +8,7 @@ mod reference;
 
 use std::collections::BTreeSet;
 
+use cairn::clock::Clock;
 use cairn::session::Session;
 use cairn::store::{EdgeType, Status};
 use cairn::tq::ast::*;
@@ -39,6 +40,8 @@ fn mutation() -> impl Strategy<Value = Step> {
             }),
         (any_edge(), target.clone()).prop_map(|(edge, target)| Step::Link { edge, target }),
         (any_edge(), target).prop_map(|(edge, target)| Step::Unlink { edge, target }),
+        prop_oneof![Just(1i64), Just(900)].prop_map(Step::Claim),
+        Just(Step::Release),
     ]
 }
 
@@ -89,11 +92,18 @@ fn write_query() -> impl Strategy<Value = Query> {
 }
 
 type Shape = (
-    Vec<(String, String, Option<String>, Vec<(String, String)>)>,
+    Vec<(
+        String,
+        String,
+        Option<String>,
+        Vec<(String, String)>,
+        Option<(String, i64)>,
+    )>,
     BTreeSet<(String, String, &'static str)>,
 );
 
-/// The graph's structure by slug (statuses, parents, metadata, lateral edges).
+/// The graph's structure by slug (statuses, parents, metadata, claim
+/// registers, lateral edges).
 fn shape(g: &Graph) -> Shape {
     let slug = |id: &i64| g.tasks[id].slug.clone();
     let tasks = g
@@ -105,6 +115,7 @@ fn shape(g: &Graph) -> Shape {
                 t.status.clone(),
                 t.parent.as_ref().map(slug),
                 t.meta.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+                t.claim.clone(),
             )
         })
         .collect();
@@ -122,13 +133,18 @@ fn check(m: &Model, q: &Query, cur: usize) -> Result<(), String> {
     let current = slug(cur % m.tasks.len());
     let mut session = Session::new();
     session.current = Some(current.clone());
+    session.agent = Some(REF_AGENT.to_string());
     let cat = Catalog {
         current: Some(current.clone()),
+        agent: Some(REF_AGENT.to_string()),
+        now: REF_NOW,
         ..Default::default()
     };
     let p = plan(q, Surface::Write, &cat).map_err(|d| format!("plan: {}", d.message))?;
     let before = store.event_count().unwrap();
-    let got = Engine::new().execute_write(&store, &session, &p);
+    let got = Engine::new()
+        .with_clock(Clock::Fixed(REF_NOW))
+        .execute_write(&store, &session, &p);
     let recorded = store.event_count().unwrap() - before;
     let missing = q.steps.iter().find_map(|s| match &s.node {
         Step::Link { target, .. } | Step::Unlink { target, .. }
@@ -187,6 +203,7 @@ fn a_repeated_event_in_one_query_is_not_lost() {
             meta: vec![],
             obs: 0,
             ts: BASE_TS,
+            claim: None,
         }],
         edges: vec![(0, 0, EdgeType::Related)],
     };

@@ -28,6 +28,8 @@ const CASES: u32 = 150;
 fn planned(q: &Query, current: &str) -> Result<Plan, String> {
     let cat = Catalog {
         current: Some(current.to_string()),
+        agent: Some(REF_AGENT.to_string()),
+        now: REF_NOW,
         ..Default::default()
     };
     plan(q, Surface::Read, &cat).map_err(|d| format!("plan: {}", d.message))
@@ -118,6 +120,7 @@ fn optimized_unoptimized_and_reference_agree_and_every_rule_fires() {
                 meta: vec![],
                 obs: 0,
                 ts: BASE_TS,
+                claim: None,
             }],
             edges: vec![],
         };

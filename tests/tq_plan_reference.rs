@@ -18,6 +18,8 @@ use reference::{Eval, Graph};
 fn compare(conn: &rusqlite::Connection, g: &Graph, q: &Query, current: &str) -> Result<(), String> {
     let cat = Catalog {
         current: Some(current.to_string()),
+        agent: Some(REF_AGENT.to_string()),
+        now: REF_NOW,
         ..Default::default()
     };
     let p = plan(q, Surface::Read, &cat).map_err(|d| format!("plan: {}", d.message))?;
@@ -73,6 +75,7 @@ fn fixed_regressions() {
         meta,
         obs,
         ts: BASE_TS,
+        claim: None,
     };
     let m = Model {
         tasks: vec![

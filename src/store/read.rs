@@ -35,6 +35,23 @@ pub struct TaskState {
     pub obs_count: i64,
     /// The newest handoffs, newest first (at most the `handoffs` asked for).
     pub handoffs: Vec<HandoffRow>,
+    /// The claim register as folded: (owner, until in Unix seconds), `None`
+    /// after a release or before any claim. Whether it is live (until in the
+    /// future, task not dormant) is for the reader to judge by its clock:
+    /// [`TaskState::live_claim`] (spec/tq.md §9).
+    pub claim: Option<(String, i64)>,
+}
+
+impl TaskState {
+    /// The claim when it is live at `now` (Unix seconds): `until > now` and
+    /// the task neither completed nor abandoned (spec/tq.md §9).
+    pub fn live_claim(&self, now: i64) -> Option<(&str, i64)> {
+        let dormant = matches!(self.status.as_str(), "completed" | "abandoned");
+        match &self.claim {
+            Some((owner, until)) if *until > now && !dormant => Some((owner.as_str(), *until)),
+            _ => None,
+        }
+    }
 }
 
 /// One recorded handoff.
@@ -72,21 +89,29 @@ pub fn task_state(
 ) -> Result<Option<TaskState>, StoreError> {
     let row = conn
         .query_row(
-            "SELECT t.id, t.status, t.description, p.slug
+            "SELECT t.id, t.status, t.description, p.slug, t.claim_owner, t.claim_until
              FROM tasks t LEFT JOIN tasks p ON p.id = t.parent_task_id
              WHERE t.slug = ?1",
             [slug],
             |r| {
+                let claim = match (
+                    r.get::<_, Option<String>>(4)?,
+                    r.get::<_, Option<i64>>(5)?,
+                ) {
+                    (Some(o), Some(u)) => Some((o, u)),
+                    _ => None,
+                };
                 Ok((
                     r.get::<_, i64>(0)?,
                     r.get::<_, String>(1)?,
                     r.get::<_, Option<String>>(2)?,
                     r.get::<_, Option<String>>(3)?,
+                    claim,
                 ))
             },
         )
         .optional()?;
-    let Some((id, status, description, parent)) = row else {
+    let Some((id, status, description, parent, claim)) = row else {
         return Ok(None);
     };
     let children = pairs(
@@ -142,6 +167,7 @@ pub fn task_state(
         recent,
         obs_count,
         handoffs,
+        claim,
     }))
 }
 

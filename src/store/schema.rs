@@ -272,10 +272,9 @@ pub const V3_CLAIMS: &[(&str, &str)] = &[
     ("claim_eid", "TEXT"),
 ];
 
-/// Version 3 after the columns exist: the index `(mine)` reads (only
-/// claimed rows are in it).
+/// Version 3 after the columns exist: the index `(mine)` reads.
 pub const DDL_V3_CLAIMS: &str = r#"
-CREATE INDEX IF NOT EXISTS tasks_claim_owner ON tasks(claim_owner) WHERE claim_owner IS NOT NULL;
+CREATE INDEX IF NOT EXISTS tasks_claim_owner ON tasks(claim_owner);
 "#;
 
 /// One step of a forward migration.

@@ -71,7 +71,7 @@ fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Done {
         let state = read::task_state(ctx.store.conn(), &slug, RECENT_OBS, 0)
             .map_err(store_err)?
             .ok_or_else(|| format!("No task {slug}."))?;
-        let body = skeleton(&slug, summary, now, &state_block(&state));
+        let body = skeleton(&slug, summary, now, &state_block(&state, now));
         let io =
             |e: std::io::Error| format!("could not write the handoff note {}: {e}", full.display());
         if let Some(dir) = path.parent() {

@@ -26,8 +26,8 @@ fn task_get_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
         .map_err(store_err)?
         .ok_or_else(|| format!("No task {slug}."))?;
     Ok(ToolOutcome::with(
-        state_block(&state),
-        &TaskGot::from_state(&state),
+        state_block(&state, ctx.clock.now()),
+        &TaskGot::from_state(&state, ctx.clock.now()),
     ))
 }
 
@@ -68,7 +68,7 @@ fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
     } else {
         ctx.session.adopt_if_none(&slug);
     }
-    let mut out = state_block(&state);
+    let mut out = state_block(&state, ctx.clock.now());
     if !state.handoffs.is_empty() {
         out.push_str("\n  handoffs:");
         for h in &state.handoffs {
@@ -76,7 +76,7 @@ fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
         }
     }
     let structure = Bootstrapped {
-        task: TaskGot::from_state(&state),
+        task: TaskGot::from_state(&state, ctx.clock.now()),
         handoffs: state
             .handoffs
             .iter()

@@ -51,6 +51,7 @@ pub fn one_line(text: &str, max: usize) -> String {
 /// ```text
 /// SLUG  [STATUS]
 ///   DESCRIPTION (else the typed name)
+///   claimed: OWNER until YYYY-MM-DD HH:MM UTC   (a live claim, spec/tq.md §9)
 ///   parent: PARENT
 ///   children:
 ///     - CHILD [STATUS]
@@ -63,8 +64,9 @@ pub fn one_line(text: &str, max: usize) -> String {
 ///   … N earlier observations — call timeline with full=true, types=observation to read them all
 /// ```
 ///
-/// Sections without content are left out. No trailing newline.
-pub fn state_block(s: &TaskState) -> String {
+/// Sections without content are left out; `now` (Unix seconds) judges the
+/// claim live. No trailing newline.
+pub fn state_block(s: &TaskState, now: i64) -> String {
     let mut out = format!("{}  [{}]", s.slug, s.status);
     let description = s.description.as_deref().filter(|d| !d.trim().is_empty());
     // Without a description, the typed name takes its line (spec/store.md
@@ -75,6 +77,9 @@ pub fn state_block(s: &TaskState) -> String {
             out.push_str("\n  ");
             out.push_str(line);
         }
+    }
+    if let Some((owner, until)) = s.live_claim(now) {
+        out.push_str(&format!("\n  claimed: {owner} until {} UTC", minute(until)));
     }
     if let Some(p) = &s.parent {
         out.push_str(&format!("\n  parent: {p}"));

@@ -201,6 +201,18 @@ pub struct TaskGot {
     pub recent: Vec<String>,
     /// How many observations the task has in all.
     pub observation_count: i64,
+    /// The live claim (spec/tq.md §9), null when the task has none.
+    pub claim: Option<ClaimRef>,
+}
+
+/// A live claim in `task_get` / `task_bootstrap` (spec/tq.md §9).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct ClaimRef {
+    /// The agent holding it.
+    pub owner: String,
+    /// When it lapses, Unix seconds (UTC).
+    pub until: i64,
 }
 
 /// One handoff in `task_bootstrap`.
@@ -257,7 +269,8 @@ pub struct Timeline {
 
 impl TaskGot {
     /// The structure of a [`TaskState`] (recent observations verbatim).
-    pub fn from_state(s: &TaskState) -> TaskGot {
+    /// `now` (Unix seconds) judges the claim live.
+    pub fn from_state(s: &TaskState, now: i64) -> TaskGot {
         TaskGot {
             slug: s.slug.clone(),
             status: s.status.clone(),
@@ -283,6 +296,10 @@ impl TaskGot {
             metadata: s.metadata.iter().cloned().collect(),
             recent: s.recent.clone(),
             observation_count: s.obs_count,
+            claim: s.live_claim(now).map(|(owner, until)| ClaimRef {
+                owner: owner.to_string(),
+                until,
+            }),
         }
     }
 }

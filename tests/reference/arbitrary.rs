@@ -9,6 +9,14 @@ use proptest::prelude::*;
 pub const BASE_TS: i64 = 1_764_460_800; // 2025-11-30
 pub const META_KEYS: [&str; 3] = ["priority", "objective", "display-name"];
 pub const META_VALUES: [&str; 4] = ["high", "low", "ship it", "Alpha"];
+/// The clock reading the tests plan and evaluate claims at, and the write
+/// tests stamp events with: after every seeded event (they end before
+/// `BASE_TS + 2 days`), so a mutation's event is the newest.
+pub const REF_NOW: i64 = BASE_TS + 3 * 86_400;
+/// The agents claims are recorded under; the tests' sessions act as the first.
+pub const AGENTS: [&str; 2] = ["ana", "bob"];
+/// The tests' own agent (the catalog's and the session's).
+pub const REF_AGENT: &str = AGENTS[0];
 
 /// A random graph model: tasks with statuses, parents, metadata,
 /// observations and timestamps, plus lateral edges.
@@ -25,6 +33,9 @@ pub struct MTask {
     pub meta: Vec<(usize, usize)>,
     pub obs: usize,
     pub ts: i64,
+    /// A claim by `AGENTS[agent]` until `REF_NOW + 600 * offset` (live when
+    /// the offset is positive and the task is not dormant).
+    pub claim: Option<(usize, i64)>,
 }
 
 pub fn slug(i: usize) -> String {
@@ -47,13 +58,15 @@ pub fn model() -> impl Strategy<Value = Model> {
             prop::collection::vec((0..3usize, 0..4usize), 0..3),
             0usize..3,
             0i64..(4 * 86_400),
+            prop::option::of((0..AGENTS.len(), -1i64..3)),
         )
-            .prop_map(move |(status, parent, meta, obs, ts)| MTask {
+            .prop_map(move |(status, parent, meta, obs, ts, claim)| MTask {
                 status,
                 parent,
                 meta,
                 obs,
                 ts: BASE_TS - 2 * 86_400 + ts,
+                claim,
             });
         let edge = (
             0..n,
@@ -92,6 +105,15 @@ pub fn seed(m: &Model) -> (tempfile::TempDir, Store) {
                 &slug(i),
                 META_KEYS[*k],
                 META_VALUES[*v],
+            ));
+        }
+        if let Some((a, off)) = t.claim {
+            ev.push(NewEvent::claim(
+                sid,
+                t.ts,
+                &slug(i),
+                AGENTS[a],
+                REF_NOW + 600 * off,
             ));
         }
         for o in 0..t.obs {
@@ -148,6 +170,7 @@ pub fn text_field() -> impl Strategy<Value = Field> {
         Just(Field::Depot),
         Just(Field::Parent),
         Just(Field::DisplayName),
+        Just(Field::ClaimedBy),
         Just(Field::Meta("priority".into())),
         Just(Field::Meta("objective".into())),
         Just(Field::Prop(Prop::Type)),
@@ -161,7 +184,8 @@ pub fn ts_field() -> impl Strategy<Value = Field> {
     prop_oneof![
         Just(Field::CreatedTs),
         Just(Field::UpdatedTs),
-        Just(Field::StatusTs)
+        Just(Field::StatusTs),
+        Just(Field::ClaimUntil)
     ]
 }
 
@@ -189,6 +213,8 @@ pub fn text_lit() -> impl Strategy<Value = String> {
         "step",
         "a",
         "task",
+        "ana",
+        "bob",
     ])
     .prop_map(String::from)
 }
@@ -249,6 +275,7 @@ pub fn source() -> impl Strategy<Value = Source> {
         2 => Just(Source::Active),
         1 => Just(Source::Dormant),
         1 => Just(Source::Current),
+        1 => Just(Source::Mine),
         1 => prop::sample::select(vec!["task-a", "TASK", "-1", "29", "b"]).prop_map(|s| Source::Node(s.into())),
         1 => Just(Source::Fields),
         1 => Just(Source::Edges),
@@ -354,6 +381,7 @@ pub fn table_source() -> impl Strategy<Value = Source> {
         3 => Just(Source::Dormant),
         1 => prop::sample::select(vec!["task-a", "TASK", "b"]).prop_map(|s| Source::Node(s.into())),
         1 => Just(Source::Current),
+        1 => Just(Source::Mine),
         1 => prop::sample::select(cairn::tq::registry::builtin_views().iter().map(|v| v.name).collect::<Vec<_>>())
             .prop_map(|n| Source::View(n.to_string())),
         1 => Just(Source::Fields),

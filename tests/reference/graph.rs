@@ -23,6 +23,8 @@ pub struct Task {
     pub status_ts: Option<i64>,
     pub meta: BTreeMap<String, String>,
     pub obs: i64,
+    /// The claim register as folded: (owner, until), `None` when empty.
+    pub claim: Option<(String, i64)>,
 }
 
 /// A reflection row.
@@ -46,6 +48,9 @@ pub struct Graph {
     pub next_meta_rowid: i64,
     /// User views (name, query, rowid).
     pub user_views: Vec<(String, String, i64)>,
+    /// The clock reading claims are judged live against
+    /// ([`super::arbitrary::REF_NOW`], the tests' catalog clock).
+    pub now: i64,
 }
 
 /// A scalar value.
@@ -58,9 +63,12 @@ pub enum V {
 impl Graph {
     /// Reads the projection of `conn` into memory.
     pub fn load(conn: &rusqlite::Connection) -> Graph {
-        let mut g = Graph::default();
+        let mut g = Graph {
+            now: super::arbitrary::REF_NOW,
+            ..Graph::default()
+        };
         let mut st = conn
-            .prepare("SELECT id, slug, depot, parent_task_id, status, description, created_ts, updated_ts, status_ts FROM tasks")
+            .prepare("SELECT id, slug, depot, parent_task_id, status, description, created_ts, updated_ts, status_ts, claim_owner, claim_until FROM tasks")
             .unwrap();
         let rows = st
             .query_map([], |r| {
@@ -76,6 +84,10 @@ impl Graph {
                     status_ts: r.get(8)?,
                     meta: BTreeMap::new(),
                     obs: 0,
+                    claim: match (r.get::<_, Option<String>>(9)?, r.get::<_, Option<i64>>(10)?) {
+                        (Some(o), Some(u)) => Some((o, u)),
+                        _ => None,
+                    },
                 })
             })
             .unwrap();

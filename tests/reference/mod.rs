@@ -84,6 +84,15 @@ impl Eval<'_> {
         self.by_slug(items)
     }
 
+    /// The task's claim when live (spec/tq.md §9): until after the
+    /// graph's clock and the task not dormant.
+    pub fn live_claim<'t>(&self, t: &'t Task) -> Option<(&'t str, i64)> {
+        match &t.claim {
+            Some((o, u)) if *u > self.g.now && !dormant(&t.status) => Some((o.as_str(), *u)),
+            _ => None,
+        }
+    }
+
     pub fn source(&self, s: &PSource) -> Vec<Item> {
         match s {
             PSource::All => self.tasks_where(|t| !is_reserved(&t.slug)),
@@ -92,6 +101,9 @@ impl Eval<'_> {
             }),
             PSource::Dormant => self.tasks_where(|t| !is_reserved(&t.slug) && dormant(&t.status)),
             PSource::Current(slug) => self.tasks_where(|t| &t.slug == slug),
+            PSource::Mine(agent) => self.tasks_where(|t| {
+                !is_reserved(&t.slug) && self.live_claim(t).is_some_and(|(o, _)| o == agent)
+            }),
             PSource::Node(sub) => {
                 let sub = sub.to_ascii_lowercase();
                 self.tasks_where(|t| t.slug.to_ascii_lowercase().contains(&sub))
@@ -211,6 +223,8 @@ impl Eval<'_> {
                     Field::StatusTs => t.status_ts.map(V::Int),
                     Field::ObsCount => Some(V::Int(t.obs)),
                     Field::EdgeCount => Some(V::Int(self.edge_count(t))),
+                    Field::ClaimedBy => self.live_claim(t).and_then(|(o, _)| txt(o)),
+                    Field::ClaimUntil => self.live_claim(t).map(|(_, u)| V::Int(u)),
                     Field::Prop(_) => None,
                     Field::Meta(k) => t.meta.get(k).map(|v| V::Text(v.clone())),
                 }

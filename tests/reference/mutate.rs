@@ -9,8 +9,54 @@ use cairn::tq::render::Output;
 
 use super::{Eval, Graph, Item};
 
-/// Applies `m` to the tasks of `set`; returns the number of changes.
-pub fn apply(g: &mut Graph, m: &Mutation, set: &[Item]) -> usize {
+/// `(:claim! S)` / `(:release!)` on the tasks of `set` (spec/tq.md §9):
+/// the number of changes and the set passed on (a claim keeps only the
+/// tasks the agent now holds).
+fn claim(g: &mut Graph, m: &Mutation, set: Vec<Item>) -> (usize, Vec<Item>) {
+    let now = g.now;
+    let mut changes = 0;
+    let mut kept = Vec::new();
+    for it in set {
+        let Item::Task(id) = it else {
+            if matches!(m, Mutation::Release { .. }) {
+                kept.push(it);
+            }
+            continue;
+        };
+        let t = &g.tasks[&id];
+        let dormant = matches!(t.status.as_str(), "completed" | "abandoned");
+        let live = match &t.claim {
+            Some((o, u)) if *u > now && !dormant => Some(o.clone()),
+            _ => None,
+        };
+        let reserved = t.slug.starts_with('@');
+        match m {
+            Mutation::Claim { seconds, agent } => {
+                if !reserved && !dormant && live.as_ref().is_none_or(|o| o == agent) {
+                    g.tasks.get_mut(&id).unwrap().claim = Some((agent.clone(), now + seconds));
+                    changes += 1;
+                    kept.push(it);
+                }
+            }
+            Mutation::Release { agent } => {
+                if !reserved && live.as_ref() == Some(agent) {
+                    g.tasks.get_mut(&id).unwrap().claim = None;
+                    changes += 1;
+                }
+                kept.push(it);
+            }
+            _ => kept.push(it),
+        }
+    }
+    (changes, kept)
+}
+
+/// Applies `m` to the tasks of `set`; returns the number of changes and the
+/// set the next segment starts from.
+pub fn apply(g: &mut Graph, m: &Mutation, set: Vec<Item>) -> (usize, Vec<Item>) {
+    if matches!(m, Mutation::Claim { .. } | Mutation::Release { .. }) {
+        return claim(g, m, set);
+    }
     let mut changes = 0;
     let target = match m {
         Mutation::Link { target, .. } | Mutation::Unlink { target, .. } => {
@@ -18,7 +64,7 @@ pub fn apply(g: &mut Graph, m: &Mutation, set: &[Item]) -> usize {
         }
         _ => None,
     };
-    for it in set {
+    for it in &set {
         let Item::Task(id) = it else { continue };
         let id = *id;
         if g.tasks[&id].slug.starts_with('@') {
@@ -85,9 +131,10 @@ pub fn apply(g: &mut Graph, m: &Mutation, set: &[Item]) -> usize {
                     }
                 }
             }
+            Mutation::Claim { .. } | Mutation::Release { .. } => {}
         }
     }
-    changes
+    (changes, set)
 }
 
 /// Runs a write pipeline over `g` (mutating it): each segment up to a
@@ -108,8 +155,9 @@ pub fn run(g: &mut Graph, current: Option<String>, p: &Pipeline) -> (Output, usi
                 let start = cur.take().unwrap_or_else(|| e.source(&p.source));
                 e.steps(start, &p.steps[from..i])
             };
-            changes += apply(g, m, &set);
-            cur = Some(set);
+            let (n, kept) = apply(g, m, set);
+            changes += n;
+            cur = Some(kept);
             from = i + 1;
         }
     }

@@ -601,9 +601,10 @@ impl Lower {
             Cond::HeldBy(agent) => {
                 let a = self.text(agent);
                 let live = self.claim_live(&t);
-                // `claim_owner = ?` lets SQLite read the partial index
-                // `tasks_claim_owner`.
-                nonnull(row, format!("({t}.claim_owner = {a} AND {live})"))
+                // `IS` keeps the term a non-NULL 0/1 (an unclaimed row's
+                // owner and until are both NULL: `0 AND NULL` is 0) and
+                // lets SQLite read the index `tasks_claim_owner`.
+                nonnull(row, format!("({t}.claim_owner IS {a} AND {live})"))
             }
         }
     }
