@@ -94,10 +94,7 @@ pub fn task_state(
              WHERE t.slug = ?1",
             [slug],
             |r| {
-                let claim = match (
-                    r.get::<_, Option<String>>(4)?,
-                    r.get::<_, Option<i64>>(5)?,
-                ) {
+                let claim = match (r.get::<_, Option<String>>(4)?, r.get::<_, Option<i64>>(5)?) {
                     (Some(o), Some(u)) => Some((o, u)),
                     _ => None,
                 };

@@ -265,7 +265,8 @@ pub struct Catalog {
 }
 
 /// `(mine)`, `(:claim! S)` or `(:release!)` in a session with no agent name.
-pub const NO_AGENT: &str = "This query needs an agent identity; start the session with a name (cairn --as NAME).";
+pub const NO_AGENT: &str =
+    "This query needs an agent identity; start the session with a name (cairn --as NAME).";
 
 /// Plans `q` for `surface` (spec/tq.md §3): first the mutation gate over the
 /// whole query (operands and `define!` bodies on the read surface), then view
