@@ -135,19 +135,20 @@ fn json_task_set_carries_every_field() {
                 "slug": PLAN, "status": "active", "description": "the whole plan", "depot": null,
                 "parent": null, "display-name": PLAN, "created-ts": 1767225601,
                 "updated-ts": 1767225605, "status-ts": 1767225601, "obs-count": 0,
-                "edge-count": 2, "metadata": {}
+                "edge-count": 2, "claimed-by": null, "claim-until": null, "metadata": {}
             },
             {
                 "slug": ALPHA, "status": "active", "description": null, "depot": null,
                 "parent": PLAN, "display-name": ALPHA, "created-ts": 1767225602,
                 "updated-ts": 1767225608, "status-ts": 1767225602, "obs-count": 1,
-                "edge-count": 2, "metadata": {"priority": "high"}
+                "edge-count": 2, "claimed-by": null, "claim-until": null,
+                "metadata": {"priority": "high"}
             },
             {
                 "slug": GAMMA, "status": "completed", "description": null, "depot": null,
                 "parent": null, "display-name": GAMMA, "created-ts": 1767225609,
                 "updated-ts": 1767225610, "status-ts": 1767225610, "obs-count": 0,
-                "edge-count": 0, "metadata": {}
+                "edge-count": 0, "claimed-by": null, "claim-until": null, "metadata": {}
             }
         ])
     );
@@ -521,7 +522,7 @@ fn json_widening_never_reparses_metadata_keys() {
                 "slug": ALPHA, "status": "active", "description": null, "depot": null,
                 "parent": null, "display-name": ALPHA, "created-ts": 1767225601,
                 "updated-ts": 1767225604, "status-ts": 1767225601, "obs-count": 0,
-                "edge-count": 0,
+                "edge-count": 0, "claimed-by": null, "claim-until": null,
                 "metadata": {"has space": "x", "🎉": "y", inject: "z"}
             }]),
             "{args:?}"

@@ -347,7 +347,7 @@ fn task_get_structure() {
             "edges": [{"edge_type": "depends-on", "target": TOKEN}],
             "metadata": {"tags": "search"},
             "recent": ["prefix queries land; tokenizer fix is next"],
-            "observation_count": 1
+            "observation_count": 1, "claim": null
         })
     );
     let (_, v) = call(&mut fx, "task_get", json!({"task_id": TUNE}));

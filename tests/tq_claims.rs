@@ -392,3 +392,40 @@ fn the_registry_lists_the_claim_vocabulary() {
         "1 task:\n- ready  origin=builtin"
     );
 }
+
+#[test]
+fn a_version_2_store_folds_the_claims_its_log_already_holds() {
+    let mut f = Fx::new();
+    f.create("a");
+    let ana = agent("ana");
+    w(&f, &ana, T0, CLAIM_ONE);
+    // Make it a version 2 store whose log holds a claim it never folded.
+    f.store
+        .conn()
+        .execute_batch(
+            "DROP INDEX tasks_claim_owner;
+             ALTER TABLE tasks DROP COLUMN claim_owner;
+             ALTER TABLE tasks DROP COLUMN claim_until;
+             ALTER TABLE tasks DROP COLUMN claim_ts;
+             ALTER TABLE tasks DROP COLUMN claim_eid;
+             UPDATE schema_meta SET value = '2' WHERE key = 'version';",
+        )
+        .unwrap();
+    let db = f.store.path().to_path_buf();
+    f.store = cairn::store::Store::open(&db).unwrap();
+    assert_eq!(f.store.schema_version().unwrap(), 3);
+    assert_eq!(
+        r(
+            &f,
+            &ana,
+            T0 + 1,
+            "(-> (mine) (:select :claimed-by :claim-until))"
+        ),
+        format!(
+            "1 task:\n- {}  claimed-by=ana  claim-until={} (2026-01-01)",
+            s("a"),
+            T0 + 60
+        )
+    );
+    assert!(f.store.verify().unwrap().ok);
+}

@@ -126,7 +126,7 @@ fn c07_unknown_view_lists_names() {
     let f = Fx::new();
     assert_eq!(
         f.r(r#"(query "nope")"#),
-        "Query error: Unknown named query nope. Available: active-roots, busy, frontier, hub-tasks, knowledge, leaf-tasks, orphans, plan, plan-frontier, recent, stale-phases."
+        "Query error: Unknown named query nope. Available: active-roots, busy, frontier, hub-tasks, knowledge, leaf-tasks, orphans, plan, plan-frontier, ready, recent, stale-phases."
     );
 }
 
@@ -327,7 +327,7 @@ fn c18_views_define_shadow_undefine_rebuild() {
     assert_eq!(f.r(r#"(-> (query "mine") (:ids))"#), ids(&["a"]));
     assert_eq!(
         f.r(r#"(query "nope")"#),
-        "Query error: Unknown named query nope. Available: active-roots, busy, frontier, hub-tasks, knowledge, leaf-tasks, mine, orphans, plan, plan-frontier, recent, stale-phases."
+        "Query error: Unknown named query nope. Available: active-roots, busy, frontier, hub-tasks, knowledge, leaf-tasks, mine, orphans, plan, plan-frontier, ready, recent, stale-phases."
     );
     // Views are folds of events: they survive a rebuild, verify holds.
     f.store.rebuild().unwrap();
@@ -444,7 +444,7 @@ fn c21_schema_kinds_and_signatures() {
     let f = Fx::new();
     assert_eq!(
         f.r(r#"(-> (schema) (:where (= :kind "mutation")) (:ids))"#),
-        "4 tasks:\n- link!\n- set!\n- set-status!\n- unlink!"
+        "6 tasks:\n- claim!\n- link!\n- release!\n- set!\n- set-status!\n- unlink!"
     );
     assert_eq!(
         f.r(r#"(-> (schema) (:where (= :signature "field-ts lit-date")) (:ids))"#),

@@ -54,6 +54,7 @@ fn every_builtin_view_checks_and_round_trips() {
             "plan",
             "plan-frontier",
             "frontier",
+            "ready",
             "recent",
             "busy",
             "hub-tasks",
@@ -142,7 +143,17 @@ fn registry_signature_tokens() {
         .filter(|f| f.kind == Some(Kind::Mutation))
         .map(|f| f.name)
         .collect();
-    assert_eq!(mutations, ["set-status!", "set!", "link!", "unlink!"]);
+    assert_eq!(
+        mutations,
+        [
+            "set-status!",
+            "set!",
+            "link!",
+            "unlink!",
+            "claim!",
+            "release!"
+        ]
+    );
     let shapers: Vec<&str> = registry::forms()
         .iter()
         .filter(|f| f.kind == Some(Kind::Shaper))
@@ -228,7 +239,7 @@ fn metadata_keys_are_text_fields_when_live() {
         compile("(-> (all) (:select :priority))", &[])
             .unwrap_err()
             .render_plain(),
-        "Query error: Unknown field :priority. Known fields: :slug, :status, :description, :depot, :parent, :display-name, :created-ts, :updated-ts, :status-ts, :obs-count, :edge-count, :category, :kind, :doc, :signature, :type, :origin, :source, :class, :unit, :epoch."
+        "Query error: Unknown field :priority. Known fields: :slug, :status, :description, :depot, :parent, :display-name, :created-ts, :updated-ts, :status-ts, :obs-count, :edge-count, :claimed-by, :claim-until, :category, :kind, :doc, :signature, :type, :origin, :source, :class, :unit, :epoch."
     );
 }
 
@@ -318,7 +329,7 @@ const ERRORS: &[Case] = &[
     ),
     (
         "(-> (current) (:complete!))",
-        "Query error: Unknown step :complete!. Known steps: :follow, :back, :where, :sort, :take, :enrich, :union, :intersect, :minus, :or-else, :closure, :select, :group-by, :ids, :count, :set-status!, :set!, :link!, :unlink!.",
+        "Query error: Unknown step :complete!. Known steps: :follow, :back, :where, :sort, :take, :enrich, :union, :intersect, :minus, :or-else, :closure, :select, :group-by, :ids, :count, :set-status!, :set!, :link!, :unlink!, :claim!, :release!.",
         Some((15, 25)),
     ),
     (
@@ -328,7 +339,7 @@ const ERRORS: &[Case] = &[
     ),
     (
         "(-> (all) (:bogus-step))",
-        "Query error: Unknown step :bogus-step. Known steps: :follow, :back, :where, :sort, :take, :enrich, :union, :intersect, :minus, :or-else, :closure, :select, :group-by, :ids, :count, :set-status!, :set!, :link!, :unlink!.",
+        "Query error: Unknown step :bogus-step. Known steps: :follow, :back, :where, :sort, :take, :enrich, :union, :intersect, :minus, :or-else, :closure, :select, :group-by, :ids, :count, :set-status!, :set!, :link!, :unlink!, :claim!, :release!.",
         Some((11, 22)),
     ),
     (

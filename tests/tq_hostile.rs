@@ -196,11 +196,11 @@ fn the_unknown_view_list_is_capped_and_cut() {
     f.write(evs);
     let out = f.r(r#"(query "nope")"#);
     let first = format!("{}…", "v".repeat(80));
-    let mut names: Vec<String> = "active-roots, busy, frontier, hub-tasks, knowledge, leaf-tasks, orphans, plan, plan-frontier, recent, stale-phases"
+    let mut names: Vec<String> = "active-roots, busy, frontier, hub-tasks, knowledge, leaf-tasks, orphans, plan, plan-frontier, ready, recent, stale-phases"
         .split(", ")
         .map(String::from)
         .collect();
-    names.extend(std::iter::repeat_n(first, 19));
+    names.extend(std::iter::repeat_n(first, 18));
     assert_eq!(
         out,
         format!(

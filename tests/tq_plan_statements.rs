@@ -51,7 +51,7 @@ fn statements_run(f: &common::Fx, q: &str) -> (usize, usize) {
 fn every_read_query_and_builtin_view_is_one_statement() {
     let f = common::seeded();
     let qs = all_read_queries();
-    assert_eq!(qs.len(), READ_QUERIES.len() + 11);
+    assert_eq!(qs.len(), READ_QUERIES.len() + 12);
     for q in &qs {
         assert_eq!(statements_run(&f, q), (1, 1), "{q}");
     }

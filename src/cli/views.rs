@@ -249,7 +249,8 @@ pub(super) fn ls_cmd(flag: Option<&Path>, a: &LsArgs) -> anyhow::Result<ExitCode
 }
 
 /// The query `cairn ready` runs: the user view `ready` when one is defined,
-/// else `(query "frontier")` of the current plan.
+/// else `(query "frontier")` of the current plan, else (no current task) the
+/// built-in view `ready` over the whole project (spec/tq.md §9).
 pub(super) fn ready_query(cx: &Cx) -> Result<&'static str, String> {
     let views = run(
         &cx.engine,
@@ -260,7 +261,7 @@ pub(super) fn ready_query(cx: &Cx) -> Result<&'static str, String> {
     let has_ready = views
         .as_array()
         .is_some_and(|ids| ids.iter().any(|id| id.as_str() == Some("ready")));
-    Ok(if has_ready {
+    Ok(if has_ready || cx.session.current.is_none() {
         "(query \"ready\")"
     } else {
         "(query \"frontier\")"
@@ -279,11 +280,6 @@ pub(super) fn ready_cmd(flag: Option<&Path>, a: &ReadyArgs) -> anyhow::Result<Ex
         Ok(q) => q,
         Err(e) => return fail(&e),
     };
-    if q.contains("frontier") && cx.session.current.is_none() {
-        return fail(
-            "No current task; give the plan's SLUG (cairn ready SLUG) or choose one with `cairn current SLUG`.",
-        );
-    }
     match run(&cx.engine, &cx.store, &cx.session, q) {
         Ok(mut v) => {
             add_names(&cx.store, &mut v)?;
