@@ -24,7 +24,7 @@ fn slug(i: usize) -> String {
 }
 
 /// Twelve tasks: a plan of phases, depends-on and related edges (a cycle),
-/// metadata, observations, every status.
+/// metadata, observations, every status, live and lapsed claims.
 fn fixture() -> Fx {
     {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("tempdir: {e}"));
@@ -99,9 +99,19 @@ fn fixture() -> Fx {
             "display-name",
             "Four",
         ));
+        // Claims: two live (until 2100), one lapsed, one on a dormant task.
+        for (i, owner, until) in [
+            (1, "fuzz-agent", 4_102_444_800),
+            (4, "other-agent", 4_102_444_800),
+            (5, "fuzz-agent", ts + 100),
+            (7, "fuzz-agent", 4_102_444_800),
+        ] {
+            ev.push(NewEvent::claim(sid, ts + 95, &slug(i), owner, until));
+        }
         store.write(&ev).unwrap_or_else(|e| panic!("{e}"));
         let mut session = Session::new();
         session.current = Some(slug(0));
+        session.agent = Some("fuzz-agent".to_string());
         Fx {
             _dir: dir,
             store,
