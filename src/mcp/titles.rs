@@ -24,6 +24,16 @@ pub fn tool_title(name: &str) -> &str {
     }
 }
 
+/// The title of resource template `name` (`task`, `view`; spec/tq.md §9
+/// "Changes"); the name itself for any other.
+pub fn template_title(name: &str) -> &str {
+    match name {
+        "task" => "Task state",
+        "view" => "View answer",
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::tool_title;
