@@ -14,7 +14,6 @@ use rmcp::model::{
 use rusqlite::{Connection, params};
 use serde_json::json;
 
-use super::prompts::MIME;
 use super::server::CairnServer;
 use super::titles::template_title;
 use crate::store::StoreError;
@@ -22,6 +21,8 @@ use crate::store::slug::strip_depot;
 use crate::tq::Surface;
 use crate::tq::render::Output;
 
+/// The MIME type of a task or view resource: the tools' plain text.
+pub const TEXT_MIME: &str = "text/plain";
 /// The URI template of a task: reading returns its `task_get` block.
 pub const TASK_TEMPLATE: &str = "cairn://tasks/{slug}";
 /// The URI template of a view: reading returns the text of `(query "NAME")`.
@@ -84,7 +85,7 @@ pub fn view_query(name: &str) -> String {
     q
 }
 
-/// The two resource templates, titled ([`template_title`]), `text/plain`.
+/// The two resource templates, titled ([`template_title`]), [`TEXT_MIME`].
 pub fn templates() -> Vec<ResourceTemplate> {
     vec![
         ResourceTemplate::new(TASK_TEMPLATE, "task")
@@ -92,13 +93,13 @@ pub fn templates() -> Vec<ResourceTemplate> {
             .with_description(
                 "A task's state: exactly what task_get returns for SLUG. Subscribe to hear when an event touching the task commits.",
             )
-            .with_mime_type(MIME),
+            .with_mime_type(TEXT_MIME),
         ResourceTemplate::new(VIEW_TEMPLATE, "view")
             .with_title(template_title("view"))
             .with_description(
                 "A named view's answer (built-in or user): the text of (query \"NAME\") on the read surface. Subscribe to hear when the answer changes.",
             )
-            .with_mime_type(MIME),
+            .with_mime_type(TEXT_MIME),
     ]
 }
 
@@ -204,10 +205,10 @@ impl CairnServer {
             .map_err(|_| {
                 McpError::internal_error("The read failed; the store is unchanged.", None)
             })??;
-        Ok(
-            ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(MIME)])
-                .into(),
-        )
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, uri).with_mime_type(TEXT_MIME),
+        ])
+        .into())
     }
 
     /// `completion/complete`: task slugs for `slug` of [`TASK_TEMPLATE`],
@@ -289,6 +290,34 @@ mod tests {
     fn view_names_stay_one_string() {
         assert_eq!(view_query("ready"), "(query \"ready\")");
         assert_eq!(view_query("a\"b\\c"), "(query \"a\\\"b\\\\c\")");
+    }
+
+    #[test]
+    fn slug_prefixes_are_bound_ranged_and_live_first() {
+        use crate::store::{NewEvent, Status, Store};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("c.db")).unwrap();
+        let mut events: Vec<NewEvent> = (0..150)
+            .map(|i| NewEvent::task_create("s", 1, &format!("t-{i:03}"), None, None))
+            .collect();
+        events.push(NewEvent::task_create("s", 1, "u-1", None, None));
+        events.push(NewEvent::task_create("s", 1, "@cairn", None, None));
+        events.push(NewEvent::update_status("s", 2, "t-000", Status::Completed));
+        store.write(&events).unwrap();
+        let (got, total) = slugs_with_prefix(store.conn(), "t-", MAX_COMPLETIONS).unwrap();
+        assert_eq!((got.len(), total), (100, 150));
+        assert_eq!((got[0].as_str(), got[99].as_str()), ("t-001", "t-100"));
+        let (got, total) = slugs_with_prefix(store.conn(), "t-00", 100).unwrap();
+        assert_eq!(total, 10);
+        assert_eq!(got.last().map(String::as_str), Some("t-000"));
+        let (got, total) = slugs_with_prefix(store.conn(), "", 100).unwrap();
+        assert_eq!((got.len(), total), (100, 151));
+        let (got, total) = slugs_with_prefix(store.conn(), "depot:u-", 100).unwrap();
+        assert_eq!((got, total), (vec!["u-1".to_string()], 1));
+        let (got, total) = slugs_with_prefix(store.conn(), "@", 100).unwrap();
+        assert_eq!((got.len(), total), (0, 0));
+        let (got, total) = slugs_with_prefix(store.conn(), "t-%", 100).unwrap();
+        assert_eq!((got.len(), total), (0, 0));
     }
 
     #[test]
