@@ -26,7 +26,10 @@ fn run(db: &Path, args: &[&str]) -> String {
 
 /// True for `-- HH:MM:SS UTC`.
 fn is_separator(line: &str) -> bool {
-    let Some(t) = line.strip_prefix("-- ").and_then(|r| r.strip_suffix(" UTC")) else {
+    let Some(t) = line
+        .strip_prefix("-- ")
+        .and_then(|r| r.strip_suffix(" UTC"))
+    else {
         return false;
     };
     t.len() == 8
@@ -61,7 +64,11 @@ fn watch_reprints_a_changed_result_and_exits_after_count() {
     // A write that leaves the answer unchanged prints nothing; a create does.
     run(
         &db,
-        &["call", "observe", &format!(r#"{{"task_id": "{d}-alpha-task", "text": "x"}}"#)],
+        &[
+            "call",
+            "observe",
+            &format!(r#"{{"task_id": "{d}-alpha-task", "text": "x"}}"#),
+        ],
     );
     std::thread::sleep(Duration::from_millis(700));
     run(&db, &["call", "task_create", r#"{"name": "beta task"}"#]);
@@ -80,7 +87,12 @@ fn watch_reprints_a_changed_result_and_exits_after_count() {
         format!("2 tasks:\n- {d}-alpha-task\n- {d}-beta-task")
     );
     let mut err = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
     assert_eq!(err, "");
 }
 

@@ -65,12 +65,7 @@ pub fn parse_interval(s: &str) -> Result<u64, String> {
 /// `-- HH:MM:SS UTC` at Unix second `ts`.
 pub fn separator(ts: i64) -> String {
     let t = crate::tools::render::datetime(ts);
-    format!(
-        "-- {:02}:{:02}:{:02} UTC",
-        t.hour(),
-        t.minute(),
-        t.second()
-    )
+    format!("-- {:02}:{:02}:{:02} UTC", t.hour(), t.minute(), t.second())
 }
 
 /// Runs `cairn watch`. Exit 0 after `--count` prints (or when stdout went

@@ -83,7 +83,7 @@ pub const MAX_ECHO_CHARS: usize = 100;
 /// The launch store: where the server started, restored when the roots stop
 /// naming a directory.
 #[derive(Debug, Clone)]
-struct Launch {
+pub(super) struct Launch {
     db: PathBuf,
     root: PathBuf,
 }
@@ -91,44 +91,14 @@ struct Launch {
 /// The MCP server: one per session (stdio connection or HTTP session).
 #[derive(Clone)]
 pub struct CairnServer {
-    state: Arc<Mutex<State>>,
-    grants: Arc<BTreeSet<Capability>>,
-    roots: RootsPolicy,
-    launch: Arc<Mutex<Launch>>,
-    roots_stale: Arc<AtomicBool>,
-    roots_lock: Arc<tokio::sync::Mutex<()>>,
-    log_level: Arc<LevelCell>,
+    pub(super) state: Arc<Mutex<State>>,
+    pub(super) grants: Arc<BTreeSet<Capability>>,
+    pub(super) roots: RootsPolicy,
+    pub(super) launch: Arc<Mutex<Launch>>,
+    pub(super) roots_stale: Arc<AtomicBool>,
+    pub(super) roots_lock: Arc<tokio::sync::Mutex<()>>,
+    pub(super) log_level: Arc<LevelCell>,
     pub(super) subs: Subscriptions,
-}
-
-/// A [`CairnServer`] that does not keep its session alive: what a
-/// subscription watcher holds ([`super::subscriptions`]).
-#[derive(Clone)]
-pub struct WeakServer {
-    state: std::sync::Weak<Mutex<State>>,
-    grants: Arc<BTreeSet<Capability>>,
-    roots: RootsPolicy,
-    launch: Arc<Mutex<Launch>>,
-    roots_stale: Arc<AtomicBool>,
-    roots_lock: Arc<tokio::sync::Mutex<()>>,
-    log_level: Arc<LevelCell>,
-    subs: Subscriptions,
-}
-
-impl WeakServer {
-    /// The server again, or `None` when its session ended.
-    pub fn upgrade(&self) -> Option<CairnServer> {
-        Some(CairnServer {
-            state: self.state.upgrade()?,
-            grants: self.grants.clone(),
-            roots: self.roots.clone(),
-            launch: self.launch.clone(),
-            roots_stale: self.roots_stale.clone(),
-            roots_lock: self.roots_lock.clone(),
-            log_level: self.log_level.clone(),
-            subs: self.subs.clone(),
-        })
-    }
 }
 
 /// Raises a call's cancellation flag when dropped (the handler future went
@@ -159,20 +129,6 @@ impl CairnServer {
             roots_lock: Arc::new(tokio::sync::Mutex::new(())),
             log_level: Arc::new(LevelCell::default()),
             subs: Subscriptions::default(),
-        }
-    }
-
-    /// A handle that does not keep this session alive.
-    pub fn downgrade(&self) -> WeakServer {
-        WeakServer {
-            state: Arc::downgrade(&self.state),
-            grants: self.grants.clone(),
-            roots: self.roots.clone(),
-            launch: self.launch.clone(),
-            roots_stale: self.roots_stale.clone(),
-            roots_lock: self.roots_lock.clone(),
-            log_level: self.log_level.clone(),
-            subs: self.subs.clone(),
         }
     }
 
@@ -623,6 +579,8 @@ impl ServerHandler for CairnServer {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        let roots_logs = self.refresh_roots(&context.peer).await;
+        self.forward_logs(&context.peer, roots_logs).await;
         self.subscribe_uri(&request.uri, context.peer).await
     }
 
@@ -638,17 +596,21 @@ impl ServerHandler for CairnServer {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
+        let roots_logs = self.refresh_roots(&context.peer).await;
+        self.forward_logs(&context.peer, roots_logs).await;
         self.complete_argument(request).await
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let Some(p) = by_uri(&request.uri) else {
+            let roots_logs = self.refresh_roots(&context.peer).await;
+            self.forward_logs(&context.peer, roots_logs).await;
             return self.read_target_uri(&request.uri).await;
         };
         Ok(ReadResourceResult::new(vec![

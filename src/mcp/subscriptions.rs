@@ -11,8 +11,9 @@
 //! there is no task and no timer. The task stops when the last subscription
 //! goes, when the session's server is dropped, or when the transport closes.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
@@ -22,9 +23,11 @@ use tokio_util::sync::CancellationToken;
 
 use rmcp::ErrorData as McpError;
 
+use super::logging::LevelCell;
 use super::resources::{Target, parse_uri, unknown_resource};
-use super::server::{CairnServer, WeakServer};
+use super::server::{CairnServer, Launch, RootsPolicy, State};
 use crate::changes::ChangeCounter;
+use crate::session::Capability;
 
 /// How often the change counter is read while a subscription exists.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
@@ -62,6 +65,36 @@ pub trait Reread: Send + Sync + 'static {
     fn reread(&self, target: &Target) -> Option<String>;
 }
 
+/// A [`CairnServer`] that does not keep its session alive: what a
+/// subscription watcher holds ([`super::subscriptions`]).
+#[derive(Clone)]
+pub struct WeakServer {
+    state: Weak<Mutex<State>>,
+    grants: Arc<BTreeSet<Capability>>,
+    roots: RootsPolicy,
+    launch: Arc<Mutex<Launch>>,
+    roots_stale: Arc<AtomicBool>,
+    roots_lock: Arc<tokio::sync::Mutex<()>>,
+    log_level: Arc<LevelCell>,
+    subs: Subscriptions,
+}
+
+impl WeakServer {
+    /// The server again, or `None` when its session ended.
+    pub fn upgrade(&self) -> Option<CairnServer> {
+        Some(CairnServer {
+            state: self.state.upgrade()?,
+            grants: self.grants.clone(),
+            roots: self.roots.clone(),
+            launch: self.launch.clone(),
+            roots_stale: self.roots_stale.clone(),
+            roots_lock: self.roots_lock.clone(),
+            log_level: self.log_level.clone(),
+            subs: self.subs.clone(),
+        })
+    }
+}
+
 impl Reread for WeakServer {
     fn reread(&self, target: &Target) -> Option<String> {
         let server = self.upgrade()?;
@@ -73,6 +106,20 @@ impl Reread for WeakServer {
 }
 
 impl CairnServer {
+    /// A handle that does not keep this session alive.
+    pub fn downgrade(&self) -> WeakServer {
+        WeakServer {
+            state: Arc::downgrade(&self.state),
+            grants: self.grants.clone(),
+            roots: self.roots.clone(),
+            launch: self.launch.clone(),
+            roots_stale: self.roots_stale.clone(),
+            roots_lock: self.roots_lock.clone(),
+            log_level: self.log_level.clone(),
+            subs: self.subs.clone(),
+        }
+    }
+
     /// `resources/subscribe` of a task or view URI: checks that it reads
     /// (an unknown task or view is refused as [`CairnServer::read_target`]
     /// refuses it), records it, and starts the watcher when it is the
