@@ -93,6 +93,16 @@ async fn spawn(
     name: &str,
     stderr: &Path,
 ) -> (Client, UnboundedReceiver<(String, Instant)>) {
+    let (c, rx, _) = spawn_pid(db, name, stderr).await;
+    (c, rx)
+}
+
+/// [`spawn`], also returning the server's process id.
+async fn spawn_pid(
+    db: &Path,
+    name: &str,
+    stderr: &Path,
+) -> (Client, UnboundedReceiver<(String, Instant)>, u32) {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
     cmd.arg("--db")
         .arg(db)
@@ -103,12 +113,27 @@ async fn spawn(
         .stderr(Stdio::from(std::fs::File::create(stderr).unwrap()))
         .spawn()
         .unwrap();
+    let pid = transport.id().unwrap();
     let (tx, rx) = unbounded_channel();
     let listener = Listener {
         name: name.to_string(),
         tx,
     };
-    (listener.serve(transport).await.unwrap(), rx)
+    (listener.serve(transport).await.unwrap(), rx, pid)
+}
+
+/// How many SQLite connections process `pid` holds on `db`: its open file
+/// descriptors on the database's `-wal` file (Linux `/proc`; each connection
+/// that has read opens its own, and closing the connection closes it, while
+/// the main file's descriptor may be kept for POSIX lock reasons). The
+/// watcher's change counter is one of them while it runs.
+fn connections(pid: u32, db: &Path) -> usize {
+    let db = db.canonicalize().unwrap().with_extension("db-wal");
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| *target == db)
+        .count()
 }
 
 fn store() -> (tempfile::TempDir, PathBuf) {
@@ -160,11 +185,15 @@ async fn a_subscribed_task_hears_another_process_and_nothing_else() {
     let (dir, db) = store();
     let a = create(&db, "alpha task").await;
     let b = create(&db, "beta task").await;
-    let (c, mut rx) = spawn(&db, "claude-code", &dir.path().join("err.log")).await;
+    let (c, mut rx, pid) = spawn_pid(&db, "claude-code", &dir.path().join("err.log")).await;
     let uri_a = format!("cairn://tasks/{a}");
+    read_text(&c, &uri_a).await.unwrap();
+    // No subscription: no watcher, no connection of its own.
+    let idle = connections(pid, &db);
     c.subscribe(SubscribeRequestParams::new(uri_a.clone()))
         .await
         .unwrap();
+    assert_eq!(connections(pid, &db), idle + 1);
 
     // Seven writes to A from another process: each notifies A within 1 s.
     // Each write starts at another phase of the 250 ms poll, so the
@@ -200,6 +229,8 @@ async fn a_subscribed_task_hears_another_process_and_nothing_else() {
     c.subscribe(SubscribeRequestParams::new(uri_b.clone()))
         .await
         .unwrap();
+    // Still one watcher for the session.
+    assert_eq!(connections(pid, &db), idle + 1);
     observe(&db, &b, "now heard").await;
     assert_eq!(
         next(&mut rx, Duration::from_secs(1)).await.map(|n| n.0),
@@ -228,6 +259,8 @@ async fn a_subscribed_task_hears_another_process_and_nothing_else() {
     observe(&db, &a, "after unsubscribe").await;
     observe(&db, &b, "after unsubscribe").await;
     assert_eq!(next(&mut rx, Duration::from_millis(1500)).await, None);
+    // The last subscription gone, the watcher stopped and closed its connection.
+    assert_eq!(connections(pid, &db), idle);
 
     // Unknown tasks and foreign URIs are refused.
     let e = c
