@@ -214,8 +214,9 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
         path: std::path::PathBuf,
     },
     /// Serve MCP over stdio (the fourteen tools, seven prompts, seven
-    /// resources) until the client closes stdin; with --http, over
-    /// Streamable HTTP at /mcp until SIGINT/SIGTERM.
+    /// resources, tasks and views as subscribable resources) until the
+    /// client closes stdin; with --http, over Streamable HTTP at /mcp until
+    /// SIGINT/SIGTERM.
     #[command(display_order = 25)]
     Serve {
         /// Capabilities this server holds: a comma list of read, observe, write.

@@ -40,6 +40,13 @@ mod tests {
     use crate::tools::tools;
 
     #[test]
+    fn both_templates_have_titles() {
+        assert_eq!(super::template_title("task"), "Task state");
+        assert_eq!(super::template_title("view"), "View answer");
+        assert_eq!(super::template_title("other"), "other");
+    }
+
+    #[test]
     fn every_tool_has_its_own_title() {
         let titles: std::collections::BTreeSet<&str> =
             tools().iter().map(|t| tool_title(t.name)).collect();
