@@ -540,3 +540,81 @@ async fn the_stdio_agent_is_the_client_name_and_a_short_session_id() {
     c.cancel().await.unwrap();
     assert_ne!(agent_in(&log), agent_in(&log3));
 }
+
+/// `cairn serve --http 127.0.0.1:0 --no-auth` on `db`; its `/mcp` URL. The
+/// child is killed when the guard drops.
+struct HttpServer(std::process::Child, String);
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn http_server(db: &Path) -> HttpServer {
+    use std::io::{BufRead, BufReader, Read};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("--db")
+        .arg(db)
+        .args(["serve", "--http", "127.0.0.1:0", "--no-auth"])
+        .env_remove("CAIRN_DB")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    std::thread::spawn(move || {
+        let mut sink = Vec::new();
+        let _ = err.read_to_end(&mut sink);
+    });
+    let start = line.find("http://").unwrap_or_else(|| panic!("{line}"));
+    let url = line[start..].split(' ').next().unwrap().to_string();
+    HttpServer(child, url)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_sessions_hear_only_their_own_subscriptions() {
+    use rmcp::transport::StreamableHttpClientTransport;
+    let (_dir, db) = store();
+    let a = create(&db, "alpha task").await;
+    let b = create(&db, "beta task").await;
+    let server = http_server(&db);
+    let connect = || async {
+        let (tx, rx) = unbounded_channel();
+        let listener = Listener {
+            name: "http-client".into(),
+            tx,
+        };
+        let transport = StreamableHttpClientTransport::from_uri(server.1.clone());
+        (listener.serve(transport).await.unwrap(), rx)
+    };
+    let (one, mut rx_one) = connect().await;
+    let (two, mut rx_two) = connect().await;
+    let (uri_a, uri_b) = (format!("cairn://tasks/{a}"), format!("cairn://tasks/{b}"));
+    one.subscribe(SubscribeRequestParams::new(uri_a.clone()))
+        .await
+        .unwrap();
+    two.subscribe(SubscribeRequestParams::new(uri_b.clone()))
+        .await
+        .unwrap();
+    // Let the clients' standalone SSE streams settle before writing.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    observe(&db, &a, "for one").await;
+    assert_eq!(
+        next(&mut rx_one, Duration::from_secs(1)).await.map(|n| n.0),
+        Some(uri_a.clone())
+    );
+    assert_eq!(next(&mut rx_two, Duration::from_millis(800)).await, None);
+    observe(&db, &b, "for two").await;
+    assert_eq!(
+        next(&mut rx_two, Duration::from_secs(1)).await.map(|n| n.0),
+        Some(uri_b.clone())
+    );
+    assert_eq!(next(&mut rx_one, Duration::from_millis(800)).await, None);
+    one.cancel().await.unwrap();
+    two.cancel().await.unwrap();
+}
