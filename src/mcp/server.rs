@@ -7,8 +7,12 @@
 //! the lists meanwhile; `notifications/cancelled` interrupts the running
 //! query (nothing is written). Client roots choose the store (see
 //! [`RootsPolicy`]); diagnostics raised by a call reach the client as
-//! `notifications/message` ([`super::logging`]). Prompts and resources come
-//! from [`super::prompts`].
+//! `notifications/message` ([`super::logging`]). Prompts and their resources
+//! come from [`super::prompts`]; tasks and views as resource templates, their
+//! completion ([`super::resources`]) and subscriptions
+//! ([`super::subscriptions`]) from their own files. Over stdio, `initialize`
+//! names the session's agent from `clientInfo.name`
+//! ([`crate::session::agent_name`]).
 //!
 //! One `CairnServer` is one MCP session: build one per stdio connection or
 //! per HTTP session with [`CairnServer::new`] (the store may be opened per
