@@ -81,7 +81,9 @@ pub struct Session {
     pub grants: BTreeSet<Capability>,
     /// The agent identity (spec/tq.md §9 "Agent identity"), when the
     /// transport names one: over HTTP the token's name, `/` and
-    /// [`Session::short_id`] (`reviewer/7f3a`). `None` elsewhere.
+    /// [`Session::short_id`] (`reviewer/7f3a`); over MCP stdio the client's
+    /// `clientInfo.name` cleaned by [`agent_name`] (`claude-code/7f3a`), set
+    /// at `initialize`. `None` elsewhere.
     pub agent: Option<String>,
 }
 
@@ -140,6 +142,26 @@ impl Session {
     }
 }
 
+/// At most this many characters of a client's name are kept in an agent
+/// identity ([`agent_name`]).
+pub const AGENT_NAME_CHARS: usize = 64;
+
+/// The agent identity of a session whose client calls itself `client`
+/// (spec/tq.md §9 "Agent identity"): the name cleaned — control characters
+/// and `/` dropped, surrounding white space trimmed, cut to
+/// [`AGENT_NAME_CHARS`] characters (`agent` when nothing is left) — then
+/// `/` and `short` (a [`Session::short_id`]): `claude-code/7f3a`.
+pub fn agent_name(client: &str, short: &str) -> String {
+    let kept: String = client
+        .chars()
+        .filter(|c| !c.is_control() && *c != '/')
+        .collect();
+    let cut: String = kept.trim().chars().take(AGENT_NAME_CHARS).collect();
+    let name = cut.trim_end();
+    let name = if name.is_empty() { "agent" } else { name };
+    format!("{name}/{short}")
+}
+
 impl Default for Session {
     fn default() -> Self {
         Session::new()
@@ -175,6 +197,30 @@ mod tests {
         assert_eq!(s.current.as_deref(), Some("a"));
         s.switch_to("c");
         assert_eq!(s.current.as_deref(), Some("c"));
+    }
+
+    #[test]
+    fn agent_names_are_cleaned_and_capped() {
+        assert_eq!(agent_name("claude-code", "7f3a"), "claude-code/7f3a");
+        assert_eq!(agent_name("  my agent \t", "0000"), "my agent/0000");
+        assert_eq!(agent_name("evil/na\u{7}me\n", "ab12"), "evilname/ab12");
+        assert_eq!(agent_name("", "ab12"), "agent/ab12");
+        assert_eq!(agent_name(" / \u{1b} ", "ab12"), "agent/ab12");
+        let long = "é".repeat(70);
+        assert_eq!(
+            agent_name(&long, "ab12"),
+            format!("{}/ab12", "é".repeat(64))
+        );
+        // Cut at 64, then the trailing space the cut left is trimmed.
+        let spaced = format!("{} {}", "a".repeat(63), "b".repeat(10));
+        assert_eq!(
+            agent_name(&spaced, "ab12"),
+            format!("{}/ab12", "a".repeat(63))
+        );
+        let s = Session::new();
+        let named = agent_name("claude-code", &s.short_id());
+        assert_eq!(named.len(), "claude-code/".len() + 4);
+        assert!(named.ends_with(&s.id[22..].to_ascii_lowercase()));
     }
 
     #[test]

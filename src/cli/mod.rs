@@ -1,7 +1,7 @@
 //! The command line (clap): global `--db PATH` (else `CAIRN_DB`, else the
 //! location rules of spec/store.md) and `--color WHEN`, and one subcommand
 //! per face: the everyday verbs (`verbs`, `views`; issue 12), `init`,
-//! `completions`/`man`, `schema`, `serve`/`call`, `query`, `repl`, and the
+//! `completions`/`man`, `schema`, `serve`/`call`, `query`, `repl`, `watch`, and the
 //! store commands (`store_cmds`). docs/cli.md is the reference.
 
 use std::path::PathBuf;
@@ -25,6 +25,7 @@ mod store_cmds;
 pub mod table;
 pub mod verbs;
 pub mod views;
+pub mod watch;
 
 use color::ColorWhen;
 use init::InitArgs;
@@ -179,6 +180,22 @@ after another and each result is printed (exit 1 if any form failed).",
     )]
     #[command(display_order = 31)]
     Repl(repl::ReplArgs),
+    /// Print a query's result, then reprint it whenever it changes (Ctrl-C to stop).
+    #[command(
+        long_about = "Print a query's result, then reprint it whenever it changes.\n\n\
+The query runs on the read surface, as with `cairn query`. cairn then looks\n\
+at the store's change counter every --interval milliseconds (any process's\n\
+commits move it) and re-runs the query when it moved, and at least every\n\
+5 s; a changed result is printed after a blank line and `-- HH:MM:SS UTC`.\n\
+Ctrl-C stops it. Exit status: 0 after --count prints, 2 when the query\n\
+fails (its error is printed; nothing is watched).",
+        after_help = "Examples:\n  \
+cairn watch --current SLUG '(query \"plan-frontier\")'\n  \
+cairn watch '(-> (active) (:count))'\n  \
+cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
+    )]
+    #[command(display_order = 32)]
+    Watch(watch::WatchArgs),
     /// Print the database path, the project root and which rule chose them.
     #[command(display_order = 40)]
     Where,
@@ -201,8 +218,9 @@ after another and each result is printed (exit 1 if any form failed).",
         path: std::path::PathBuf,
     },
     /// Serve MCP over stdio (the fourteen tools, seven prompts, seven
-    /// resources) until the client closes stdin; with --http, over
-    /// Streamable HTTP at /mcp until SIGINT/SIGTERM.
+    /// resources, tasks and views as subscribable resources) until the
+    /// client closes stdin; with --http, over Streamable HTTP at /mcp until
+    /// SIGINT/SIGTERM.
     #[command(display_order = 25)]
     Serve {
         /// Capabilities this server holds: a comma list of read, observe, write.
@@ -284,6 +302,7 @@ pub fn run() -> ExitCode {
         Command::Man => generate::man_cmd(),
         Command::Query(args) => query::query_cmd(cli.db.as_deref(), args),
         Command::Repl(args) => repl::repl_cmd(cli.db.as_deref(), args),
+        Command::Watch(args) => watch::watch_cmd(cli.db.as_deref(), args),
         Command::Where => store_cmds::where_cmd(cli.db.as_deref()),
         Command::Rebuild { from_logs } => store_cmds::rebuild_cmd(cli.db.as_deref(), *from_logs),
         Command::Verify => store_cmds::verify_cmd(cli.db.as_deref()),

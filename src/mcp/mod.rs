@@ -9,8 +9,10 @@ pub mod http_tokens;
 pub mod lines;
 pub mod logging;
 pub mod prompts;
+pub mod resources;
 pub mod serve;
 pub mod server;
+pub mod subscriptions;
 pub mod titles;
 
 pub use server::CairnServer;

@@ -7,8 +7,12 @@
 //! the lists meanwhile; `notifications/cancelled` interrupts the running
 //! query (nothing is written). Client roots choose the store (see
 //! [`RootsPolicy`]); diagnostics raised by a call reach the client as
-//! `notifications/message` ([`super::logging`]). Prompts and resources come
-//! from [`super::prompts`].
+//! `notifications/message` ([`super::logging`]). Prompts and their resources
+//! come from [`super::prompts`]; tasks and views as resource templates, their
+//! completion ([`super::resources`]) and subscriptions
+//! ([`super::subscriptions`]) from their own files. Over stdio, `initialize`
+//! names the session's agent from `clientInfo.name`
+//! ([`crate::session::agent_name`]).
 //!
 //! One `CairnServer` is one MCP session: build one per stdio connection or
 //! per HTTP session with [`CairnServer::new`] (the store may be opened per
@@ -22,12 +26,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, ErrorCode, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
-    Implementation, ListPromptsResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, Role, Root, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, CustomRequest, CustomResult, ErrorCode, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, Prompt, PromptMessage, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, Role, Root,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, SubscribeRequestParams, Tool,
+    ToolAnnotations, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, Peer, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -35,8 +41,10 @@ use serde_json::{Map, Value};
 
 use super::logging::{LevelCell, LogLine, capture, clip};
 use super::prompts::{INSTRUCTIONS, MIME, by_uri, prompt, prompts};
+use super::resources::templates;
+use super::subscriptions::Subscriptions;
 use super::titles::tool_title;
-use crate::session::{Capability, Session};
+use crate::session::{Capability, Session, agent_name};
 use crate::store::{Store, location};
 use crate::tools::registry::DispatchError;
 use crate::tools::{Clock, ToolCtx, ToolOutcome, ToolSpec, dispatch, tools};
@@ -79,7 +87,7 @@ pub const MAX_ECHO_CHARS: usize = 100;
 /// The launch store: where the server started, restored when the roots stop
 /// naming a directory.
 #[derive(Debug, Clone)]
-struct Launch {
+pub(super) struct Launch {
     db: PathBuf,
     root: PathBuf,
 }
@@ -87,13 +95,14 @@ struct Launch {
 /// The MCP server: one per session (stdio connection or HTTP session).
 #[derive(Clone)]
 pub struct CairnServer {
-    state: Arc<Mutex<State>>,
-    grants: Arc<BTreeSet<Capability>>,
-    roots: RootsPolicy,
-    launch: Arc<Mutex<Launch>>,
-    roots_stale: Arc<AtomicBool>,
-    roots_lock: Arc<tokio::sync::Mutex<()>>,
-    log_level: Arc<LevelCell>,
+    pub(super) state: Arc<Mutex<State>>,
+    pub(super) grants: Arc<BTreeSet<Capability>>,
+    pub(super) roots: RootsPolicy,
+    pub(super) launch: Arc<Mutex<Launch>>,
+    pub(super) roots_stale: Arc<AtomicBool>,
+    pub(super) roots_lock: Arc<tokio::sync::Mutex<()>>,
+    pub(super) log_level: Arc<LevelCell>,
+    pub(super) subs: Subscriptions,
 }
 
 /// Raises a call's cancellation flag when dropped (the handler future went
@@ -123,7 +132,18 @@ impl CairnServer {
             roots_stale: Arc::new(AtomicBool::new(true)),
             roots_lock: Arc::new(tokio::sync::Mutex::new(())),
             log_level: Arc::new(LevelCell::default()),
+            subs: Subscriptions::default(),
         }
+    }
+
+    /// The session's agent identity (spec/tq.md §9), once known.
+    pub fn agent(&self) -> Option<String> {
+        self.lock().session.agent.clone()
+    }
+
+    /// The URIs this session is subscribed to, sorted.
+    pub fn subscribed(&self) -> Vec<String> {
+        self.subs.uris()
     }
 
     /// The same server with `policy` for client roots.
@@ -132,7 +152,7 @@ impl CairnServer {
         self
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         match self.state.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),
@@ -323,7 +343,7 @@ fn location_for(dir: &Path) -> Result<location::Location, crate::store::StoreErr
 /// of them whose params do not deserialise (`tools/call` with
 /// `arguments: []`, `name: null`, no params) to `on_custom_request`, which
 /// would answer method-not-found; for these it is invalid params instead.
-const SERVED_METHODS: [&str; 10] = [
+const SERVED_METHODS: [&str; 14] = [
     "initialize",
     "ping",
     "server/discover",
@@ -334,6 +354,10 @@ const SERVED_METHODS: [&str; 10] = [
     "prompts/get",
     "resources/list",
     "resources/read",
+    "resources/templates/list",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "completion/complete",
 ];
 
 /// The JSON-RPC error for a request rmcp could not type (spec/mcp.md
@@ -413,11 +437,31 @@ impl ServerHandler for CairnServer {
                 .enable_tools()
                 .enable_prompts()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .enable_logging()
+                .enable_completions()
                 .build(),
         )
         .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
         .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        {
+            // Over HTTP the token already named the agent (`http.rs`).
+            let mut st = self.lock();
+            if st.session.agent.is_none() {
+                let agent = agent_name(&request.client_info.name, &st.session.short_id());
+                tracing::info!(agent = %agent, "session opened");
+                st.session.agent = Some(agent);
+            }
+        }
+        self.negotiate_initialize(&request)
     }
 
     async fn list_tools(
@@ -526,14 +570,53 @@ impl ServerHandler for CairnServer {
         Ok(ListResourcesResult::with_all_items(mcp_resources()))
     }
 
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(ListResourceTemplatesResult::with_all_items(templates()))
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let roots_logs = self.refresh_roots(&context.peer).await;
+        self.forward_logs(&context.peer, roots_logs).await;
+        self.subscribe_uri(&request.uri, context.peer).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subs.remove(&request.uri);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let roots_logs = self.refresh_roots(&context.peer).await;
+        self.forward_logs(&context.peer, roots_logs).await;
+        self.complete_argument(request).await
+    }
+
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        let p = by_uri(&request.uri).ok_or_else(|| {
-            McpError::resource_not_found(format!("Unknown resource {}.", request.uri), None)
-        })?;
+        let Some(p) = by_uri(&request.uri) else {
+            let roots_logs = self.refresh_roots(&context.peer).await;
+            self.forward_logs(&context.peer, roots_logs).await;
+            return self.read_target_uri(&request.uri).await;
+        };
         Ok(ReadResourceResult::new(vec![
             ResourceContents::text(p.body, p.uri).with_mime_type(MIME),
         ])

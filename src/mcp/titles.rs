@@ -24,10 +24,27 @@ pub fn tool_title(name: &str) -> &str {
     }
 }
 
+/// The title of resource template `name` (`task`, `view`; spec/tq.md §9
+/// "Changes"); the name itself for any other.
+pub fn template_title(name: &str) -> &str {
+    match name {
+        "task" => "Task state",
+        "view" => "View answer",
+        other => other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::tool_title;
     use crate::tools::tools;
+
+    #[test]
+    fn both_templates_have_titles() {
+        assert_eq!(super::template_title("task"), "Task state");
+        assert_eq!(super::template_title("view"), "View answer");
+        assert_eq!(super::template_title("other"), "other");
+    }
 
     #[test]
     fn every_tool_has_its_own_title() {

@@ -1,0 +1,153 @@
+//! The store's change counter and what changed since a mark (spec/tq.md §9
+//! "Changes"): what MCP resource subscriptions (`mcp::subscriptions`) and
+//! `cairn watch` poll. A [`ChangeCounter`] is its own read-only connection to
+//! `cairn.db`, so `PRAGMA data_version` on it moves whenever ANY other
+//! connection — this process's store or another process — commits. Reading
+//! it costs no I/O beyond the WAL index; the event log is read only when it
+//! moved. Each method is one SQL statement; every value is bound.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags, params};
+
+use crate::store::{BUSY_TIMEOUT, StoreError};
+
+/// Which of the given tasks had events after a mark: one statement over the
+/// event log (a rowid range scan from the mark). An event touches task `S`
+/// when `S` is its subject, the child of a fork (`child_id`), the target of a
+/// link or sever (`target_id`), or the parent of its subject (a parent's
+/// `task_get` block lists its children's statuses). `?1` is the mark (an
+/// event `seq`), `?2` the slugs as a JSON array; rows are (slug, newest seq).
+pub const TOUCHED_SQL: &str = "SELECT s.value, max(e.seq)
+FROM events e JOIN json_each(?2) s
+  ON s.value IN (e.task_id,
+                 json_extract(e.data, '$.child_id'),
+                 json_extract(e.data, '$.target_id'),
+                 (SELECT p.slug FROM tasks c JOIN tasks p ON p.id = c.parent_task_id
+                  WHERE c.slug = e.task_id))
+WHERE e.seq > ?1
+GROUP BY s.value
+ORDER BY s.value";
+
+/// A dedicated read-only connection that watches the store for commits.
+#[derive(Debug)]
+pub struct ChangeCounter {
+    conn: Connection,
+    version: i64,
+}
+
+impl ChangeCounter {
+    /// Opens a read-only connection (`SQLITE_OPEN_READ_ONLY`, `query_only`,
+    /// 30 s busy timeout) to the store at `db` and reads its `data_version`
+    /// as the starting point. Errors: [`StoreError::Sqlite`].
+    pub fn open(db: &Path) -> Result<ChangeCounter, StoreError> {
+        let conn = Connection::open_with_flags(
+            db,
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX
+                | OpenFlags::SQLITE_OPEN_URI,
+        )?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "query_only", "ON")?;
+        let version = data_version(&conn)?;
+        Ok(ChangeCounter { conn, version })
+    }
+
+    /// True when another connection committed since the last call (or since
+    /// [`ChangeCounter::open`]): `PRAGMA data_version` moved.
+    /// Errors: [`StoreError::Sqlite`].
+    pub fn moved(&mut self) -> Result<bool, StoreError> {
+        let now = data_version(&self.conn)?;
+        let moved = now != self.version;
+        self.version = now;
+        Ok(moved)
+    }
+
+    /// The newest event's `seq` (0 for an empty log): the mark to pass to
+    /// [`ChangeCounter::touched`] next time. Errors: [`StoreError::Sqlite`].
+    pub fn high_water(&self) -> Result<i64, StoreError> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT coalesce(max(seq), 0) FROM events")?
+            .query_row([], |r| r.get(0))?)
+    }
+
+    /// The slugs among `slugs` that events after `since` touched (see
+    /// [`TOUCHED_SQL`]), sorted. Errors: [`StoreError::Sqlite`].
+    pub fn touched(&self, since: i64, slugs: &[String]) -> Result<Vec<String>, StoreError> {
+        if slugs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let list = serde_json::Value::from(slugs.to_vec()).to_string();
+        let mut stmt = self.conn.prepare_cached(TOUCHED_SQL)?;
+        let rows = stmt.query_map(params![since, list], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+}
+
+fn data_version(conn: &Connection) -> Result<i64, StoreError> {
+    Ok(conn.query_row("PRAGMA data_version", [], |r| r.get(0))?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{EdgeType, NewEvent, Store};
+
+    #[test]
+    fn the_counter_sees_commits_and_names_the_touched_tasks() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("c.db");
+        let store = Store::open(&db).unwrap();
+        let mut counter = ChangeCounter::open(&db).unwrap();
+        assert!(!counter.moved().unwrap());
+        assert_eq!(counter.high_water().unwrap(), 0);
+        let ev = |slug: &str| NewEvent::task_create("s", 1, slug, None, None);
+        store
+            .write(&[ev("a"), ev("b"), ev("c"), ev("kid")])
+            .unwrap();
+        assert!(counter.moved().unwrap());
+        assert!(!counter.moved().unwrap());
+        let mark = counter.high_water().unwrap();
+        assert_eq!(mark, 4);
+        let all: Vec<String> = ["a", "b", "c", "kid"].map(String::from).to_vec();
+        assert_eq!(counter.touched(0, &all).unwrap(), all);
+        assert!(counter.touched(mark, &all).unwrap().is_empty());
+        // A link from b to c touches both; a fork a → kid touches both.
+        store
+            .write(&[NewEvent::link("s", 2, "b", "c", EdgeType::DependsOn)])
+            .unwrap();
+        assert_eq!(
+            counter.touched(mark, &all).unwrap(),
+            vec!["b".to_string(), "c".to_string()]
+        );
+        let mark = counter.high_water().unwrap();
+        store
+            .write(&[NewEvent::fork("s", 3, "a", "kid", EdgeType::PhaseOf)])
+            .unwrap();
+        assert_eq!(
+            counter.touched(mark, &all).unwrap(),
+            vec!["a".to_string(), "kid".to_string()]
+        );
+        // An observation on the child touches its parent too.
+        let mark = counter.high_water().unwrap();
+        store
+            .write(&[NewEvent::observation("s", 4, "kid", "note")])
+            .unwrap();
+        assert_eq!(
+            counter.touched(mark, &all).unwrap(),
+            vec!["a".to_string(), "kid".to_string()]
+        );
+        assert_eq!(
+            counter.touched(mark, &["b".to_string()]).unwrap(),
+            Vec::<String>::new()
+        );
+        // A slug with quotes is a bound value, not SQL.
+        assert!(
+            counter
+                .touched(0, &["x' OR 1=1 --".to_string()])
+                .unwrap()
+                .is_empty()
+        );
+    }
+}

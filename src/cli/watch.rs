@@ -1,0 +1,149 @@
+//! `cairn watch [--interval MS] [--count N] [--current SLUG] QUERY`
+//! (spec/tq.md §9 "Changes"; docs/cli.md "cairn watch"): prints a read
+//! query's result, then polls the store's change counter
+//! ([`crate::changes::ChangeCounter`]) and reprints the result — after a
+//! blank line and `-- HH:MM:SS UTC` — only when its text changed. Ctrl-C
+//! ends it; `--count N` exits 0 after N prints. A query that does not run
+//! the first time prints its error and exits 2 without watching.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+
+use super::out::emit;
+use super::query::{report, select_current};
+use super::store_cmds;
+use crate::changes::ChangeCounter;
+use crate::session::Session;
+use crate::tq::Surface;
+use crate::tq::engine::Engine;
+
+/// The default poll interval, milliseconds.
+pub const DEFAULT_INTERVAL_MS: u64 = 250;
+/// The shortest poll interval `--interval` accepts, milliseconds.
+pub const MIN_INTERVAL_MS: u64 = 50;
+/// How often the query is re-run even when nothing committed: an answer can
+/// change with the clock alone (a claim lapsing, a `since` day passing).
+pub const REFRESH: Duration = Duration::from_secs(5);
+
+/// The arguments of `cairn watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// How often to look for commits, in milliseconds (at least 50).
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = DEFAULT_INTERVAL_MS,
+        value_parser = parse_interval
+    )]
+    pub interval: u64,
+    /// Exit (status 0) after printing N results, the first one included.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+    /// The current task for this query, so (current) and the plan views work.
+    #[arg(long, value_name = "SLUG")]
+    pub current: Option<String>,
+    /// The TQ query to watch (read surface), e.g. '(query "plan-frontier")'.
+    #[arg(value_name = "QUERY")]
+    pub query: String,
+}
+
+/// Parses `--interval`: whole milliseconds, at least [`MIN_INTERVAL_MS`].
+/// Errors: `expected whole milliseconds, at least 50.`
+pub fn parse_interval(s: &str) -> Result<u64, String> {
+    match s.trim().parse::<u64>() {
+        Ok(ms) if ms >= MIN_INTERVAL_MS => Ok(ms),
+        _ => Err(format!(
+            "expected whole milliseconds, at least {MIN_INTERVAL_MS}."
+        )),
+    }
+}
+
+/// The separator line printed before each reprint (after a blank line):
+/// `-- HH:MM:SS UTC` at Unix second `ts`.
+pub fn separator(ts: i64) -> String {
+    let t = crate::tools::render::datetime(ts);
+    format!("-- {:02}:{:02}:{:02} UTC", t.hour(), t.minute(), t.second())
+}
+
+/// Runs `cairn watch`. Exit 0 after `--count` prints (or when stdout went
+/// away), 2 when the query fails the first time or the store cannot be
+/// opened; otherwise it runs until interrupted. A later failure (a view
+/// undefined meanwhile) is printed as the result text.
+pub(super) fn watch_cmd(flag: Option<&Path>, args: &WatchArgs) -> anyhow::Result<ExitCode> {
+    let text = args.query.as_str();
+    if text.trim().is_empty() {
+        super::out::emit_err("error: query is required.");
+        return Ok(ExitCode::from(2));
+    }
+    let store = store_cmds::open(flag)?;
+    let mut session = Session::new();
+    if let Some(slug) = &args.current
+        && let Err(msg) = select_current(&store, &mut session, slug)
+    {
+        super::out::emit_err(&msg);
+        return Ok(ExitCode::from(2));
+    }
+    let engine = Engine::new();
+    // The counter first: a commit while the first result is computed moves it.
+    let mut counter = ChangeCounter::open(store.path())?;
+    let mut last = match engine.run(&store, &session, text, Surface::Read) {
+        Ok(out) => out,
+        Err(d) => {
+            report(&d, text);
+            return Ok(ExitCode::from(2));
+        }
+    };
+    if !emit(&last)? {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut printed: u64 = 1;
+    let interval = Duration::from_millis(args.interval.max(MIN_INTERVAL_MS));
+    let mut ran_at = Instant::now();
+    loop {
+        if args.count.is_some_and(|n| printed >= n) {
+            return Ok(ExitCode::SUCCESS);
+        }
+        std::thread::sleep(interval);
+        if !counter.moved()? && ran_at.elapsed() < REFRESH {
+            continue;
+        }
+        ran_at = Instant::now();
+        let now = match engine.run(&store, &session, text, Surface::Read) {
+            Ok(out) => out,
+            Err(d) => d.render_plain(),
+        };
+        if now == last {
+            continue;
+        }
+        let block = format!("\n{}\n{now}", separator(crate::store::now()));
+        if !emit(&block)? {
+            return Ok(ExitCode::SUCCESS);
+        }
+        last = now;
+        printed += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn intervals_are_at_least_50_ms() {
+        assert_eq!(parse_interval("250"), Ok(250));
+        assert_eq!(parse_interval("50"), Ok(50));
+        let e = Err("expected whole milliseconds, at least 50.".to_string());
+        assert_eq!(parse_interval("49"), e);
+        assert_eq!(parse_interval("-1"), e);
+        assert_eq!(parse_interval("1.5"), e);
+    }
+
+    #[test]
+    fn the_separator_is_utc_seconds() {
+        assert_eq!(separator(1_764_460_800 + 3_661), "-- 01:01:01 UTC");
+        assert_eq!(separator(0), "-- 00:00:00 UTC");
+    }
+}

@@ -1,0 +1,355 @@
+//! Resource subscriptions of one MCP session (spec/tq.md §9 "Changes";
+//! docs/mcp.md "Resources and subscriptions"). `resources/subscribe` on a
+//! task or view URI adds an entry; while the session holds at least one, ONE
+//! background task per session polls the store's change counter
+//! ([`crate::changes::ChangeCounter`]) every [`POLL_INTERVAL`]. When it
+//! moved, one statement names the subscribed tasks that events touched since
+//! the last poll, and each gets `notifications/resources/updated`; each
+//! subscribed view is re-run and notified when its text changed (views are
+//! also re-run every [`VIEW_REFRESH`] without a commit, since an answer can
+//! change with the clock alone, e.g. a claim lapsing). With no subscription
+//! there is no task and no timer. The task stops when the last subscription
+//! goes, when the session's server is dropped, or when the transport closes.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+
+use rmcp::RoleServer;
+use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::service::Peer;
+use tokio_util::sync::CancellationToken;
+
+use rmcp::ErrorData as McpError;
+
+use super::logging::LevelCell;
+use super::resources::{Target, parse_uri, unknown_resource};
+use super::server::{CairnServer, Launch, RootsPolicy, State};
+use crate::changes::ChangeCounter;
+use crate::session::Capability;
+
+/// How often the change counter is read while a subscription exists.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
+
+/// How often subscribed views are re-run even when nothing committed.
+pub const VIEW_REFRESH: Duration = Duration::from_secs(5);
+
+/// One subscribed URI: what it names and, for a view, the text last seen.
+#[derive(Debug, Clone)]
+struct Entry {
+    target: Target,
+    last: Option<String>,
+}
+
+#[derive(Debug, Default)]
+struct Subs {
+    entries: BTreeMap<String, Entry>,
+    /// The newest event `seq` already looked at.
+    mark: i64,
+    /// Cancels the running watcher; `None` when none runs.
+    stop: Option<CancellationToken>,
+}
+
+/// A session's subscriptions (cheap to clone: one shared table).
+#[derive(Debug, Clone, Default)]
+pub struct Subscriptions {
+    inner: Arc<Mutex<Subs>>,
+}
+
+/// Reads a subscribed resource again for the watcher: `Ok(text)` or the
+/// error's message (either is compared with the last text). `None` when the
+/// session is gone.
+pub trait Reread: Send + Sync + 'static {
+    /// The current text of `target`, or `None` when the session ended.
+    fn reread(&self, target: &Target) -> Option<String>;
+}
+
+/// A [`CairnServer`] that does not keep its session alive: what a
+/// subscription watcher holds ([`super::subscriptions`]).
+#[derive(Clone)]
+pub struct WeakServer {
+    state: Weak<Mutex<State>>,
+    grants: Arc<BTreeSet<Capability>>,
+    roots: RootsPolicy,
+    launch: Arc<Mutex<Launch>>,
+    roots_stale: Arc<AtomicBool>,
+    roots_lock: Arc<tokio::sync::Mutex<()>>,
+    log_level: Arc<LevelCell>,
+    subs: Subscriptions,
+}
+
+impl WeakServer {
+    /// The server again, or `None` when its session ended.
+    pub fn upgrade(&self) -> Option<CairnServer> {
+        Some(CairnServer {
+            state: self.state.upgrade()?,
+            grants: self.grants.clone(),
+            roots: self.roots.clone(),
+            launch: self.launch.clone(),
+            roots_stale: self.roots_stale.clone(),
+            roots_lock: self.roots_lock.clone(),
+            log_level: self.log_level.clone(),
+            subs: self.subs.clone(),
+        })
+    }
+}
+
+impl Reread for WeakServer {
+    fn reread(&self, target: &Target) -> Option<String> {
+        let server = self.upgrade()?;
+        Some(match server.read_target(target) {
+            Ok(text) => text,
+            Err(e) => e.message.to_string(),
+        })
+    }
+}
+
+impl CairnServer {
+    /// A handle that does not keep this session alive.
+    pub fn downgrade(&self) -> WeakServer {
+        WeakServer {
+            state: Arc::downgrade(&self.state),
+            grants: self.grants.clone(),
+            roots: self.roots.clone(),
+            launch: self.launch.clone(),
+            roots_stale: self.roots_stale.clone(),
+            roots_lock: self.roots_lock.clone(),
+            log_level: self.log_level.clone(),
+            subs: self.subs.clone(),
+        }
+    }
+
+    /// `resources/subscribe` of a task or view URI: checks that it reads
+    /// (an unknown task or view is refused as [`CairnServer::read_target`]
+    /// refuses it), records it, and starts the watcher when it is the
+    /// session's first subscription. The change counter is opened BEFORE the
+    /// view's text is read, so no commit between the two is missed.
+    /// Errors: `Unknown resource URI.` for any other URI, the read's errors.
+    pub(super) async fn subscribe_uri(
+        &self,
+        uri: &str,
+        peer: Peer<RoleServer>,
+    ) -> Result<(), McpError> {
+        let target = parse_uri(uri).ok_or_else(|| unknown_resource(uri))?;
+        let start = !self.subs.watching();
+        let server = self.clone();
+        let t = target.clone();
+        let job = tokio::task::spawn_blocking(move || {
+            let counter = if start {
+                let opened = ChangeCounter::open(&server.db_path())
+                    .and_then(|c| c.high_water().map(|mark| (c, mark)));
+                match opened {
+                    Ok(pair) => Some(pair),
+                    Err(e) => return Err(McpError::internal_error(e.to_string(), None)),
+                }
+            } else {
+                None
+            };
+            Ok((counter, server.read_target(&t)?))
+        });
+        let (counter, text) = job.await.map_err(|_| {
+            McpError::internal_error("The subscription failed; nothing was recorded.", None)
+        })??;
+        let last = matches!(target, Target::View(_)).then_some(text);
+        self.subs.add(uri, target, last);
+        if let Some((counter, mark)) = counter {
+            self.subs.start(counter, mark, peer, self.downgrade());
+        }
+        tracing::debug!(uri = %uri, "subscribed");
+        Ok(())
+    }
+}
+
+impl Subscriptions {
+    fn lock(&self) -> MutexGuard<'_, Subs> {
+        match self.inner.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// True while a watcher runs (at least one subscription exists).
+    pub fn watching(&self) -> bool {
+        self.lock().stop.is_some()
+    }
+
+    /// The subscribed URIs, sorted.
+    pub fn uris(&self) -> Vec<String> {
+        self.lock().entries.keys().cloned().collect()
+    }
+
+    /// Subscribes `uri` (naming `target`); `last` is the view's current text
+    /// (`None` for a task). Subscribing again replaces the entry.
+    pub fn add(&self, uri: &str, target: Target, last: Option<String>) {
+        self.lock()
+            .entries
+            .insert(uri.to_string(), Entry { target, last });
+    }
+
+    /// Unsubscribes `uri` (nothing when it was not subscribed); stops the
+    /// watcher when it was the last.
+    pub fn remove(&self, uri: &str) {
+        let mut subs = self.lock();
+        subs.entries.remove(uri);
+        if subs.entries.is_empty()
+            && let Some(stop) = subs.stop.take()
+        {
+            stop.cancel();
+        }
+    }
+
+    /// Starts the watcher with `counter` (opened before the subscribed
+    /// texts were read) and `mark` (its high-water mark then), unless one
+    /// already runs or nothing is subscribed. Must run inside a tokio runtime.
+    pub fn start(
+        &self,
+        counter: ChangeCounter,
+        mark: i64,
+        peer: Peer<RoleServer>,
+        reread: impl Reread,
+    ) {
+        let stop = {
+            let mut subs = self.lock();
+            if subs.stop.is_some() || subs.entries.is_empty() {
+                return;
+            }
+            let stop = CancellationToken::new();
+            subs.stop = Some(stop.clone());
+            subs.mark = mark;
+            stop
+        };
+        let subs = self.clone();
+        tokio::spawn(watch(subs, counter, peer, Arc::new(reread), stop));
+    }
+
+    /// One poll: the URIs to notify, in order (tasks then views, each
+    /// sorted). `force_views` re-runs the views even when nothing committed.
+    /// A failed read of the counter notifies nothing (logged).
+    fn poll(&self, counter: &mut ChangeCounter, reread: &dyn Reread, force_views: bool) -> Poll {
+        let moved = match counter.moved() {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the change counter");
+                return Poll::Notify(Vec::new());
+            }
+        };
+        let mut out = Vec::new();
+        if moved {
+            let (mark, tasks) = {
+                let subs = self.lock();
+                let tasks: Vec<(String, String)> = subs
+                    .entries
+                    .iter()
+                    .filter_map(|(uri, e)| match &e.target {
+                        Target::Task(slug) => Some((uri.clone(), slug.clone())),
+                        Target::View(_) => None,
+                    })
+                    .collect();
+                (subs.mark, tasks)
+            };
+            let touched = counter.high_water().and_then(|high| {
+                let slugs: Vec<String> = tasks.iter().map(|(_, s)| s.clone()).collect();
+                Ok((high, counter.touched(mark, &slugs)?))
+            });
+            match touched {
+                Ok((high, touched)) => {
+                    self.lock().mark = high;
+                    out.extend(
+                        tasks
+                            .into_iter()
+                            .filter(|(_, slug)| touched.binary_search(slug).is_ok())
+                            .map(|(uri, _)| uri),
+                    );
+                }
+                Err(e) => tracing::warn!(error = %e, "cannot read the event log"),
+            }
+        }
+        if moved || force_views {
+            let views: Vec<(String, Target)> = self
+                .lock()
+                .entries
+                .iter()
+                .filter(|(_, e)| matches!(e.target, Target::View(_)))
+                .map(|(uri, e)| (uri.clone(), e.target.clone()))
+                .collect();
+            for (uri, target) in views {
+                let Some(text) = reread.reread(&target) else {
+                    return Poll::Gone;
+                };
+                let mut subs = self.lock();
+                // Unsubscribed while the view ran: nothing to say.
+                if let Some(e) = subs.entries.get_mut(&uri)
+                    && e.last.as_deref() != Some(text.as_str())
+                {
+                    e.last = Some(text);
+                    out.push(uri);
+                }
+            }
+        }
+        Poll::Notify(out)
+    }
+}
+
+enum Poll {
+    Notify(Vec<String>),
+    Gone,
+}
+
+/// The watcher: every [`POLL_INTERVAL`] a [`Subscriptions::poll`] on the
+/// blocking pool, then one notification per URI it names. Ends on `stop`,
+/// a closed transport, a failed send, or a session that went away.
+async fn watch(
+    subs: Subscriptions,
+    counter: ChangeCounter,
+    peer: Peer<RoleServer>,
+    reread: Arc<dyn Reread>,
+    stop: CancellationToken,
+) {
+    let mut counter = Some(counter);
+    let mut views_at = Instant::now();
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => break,
+            _ = tokio::time::sleep(POLL_INTERVAL) => {}
+        }
+        if peer.is_transport_closed() {
+            break;
+        }
+        let Some(mut c) = counter.take() else { break };
+        let force = views_at.elapsed() >= VIEW_REFRESH;
+        if force {
+            views_at = Instant::now();
+        }
+        let (s, r) = (subs.clone(), reread.clone());
+        let job = tokio::task::spawn_blocking(move || {
+            let poll = s.poll(&mut c, r.as_ref(), force);
+            (c, poll)
+        });
+        let Ok((c, poll)) = job.await else { break };
+        counter = Some(c);
+        let uris = match poll {
+            Poll::Notify(uris) => uris,
+            Poll::Gone => break,
+        };
+        if stop.is_cancelled() {
+            break;
+        }
+        for uri in uris {
+            tracing::debug!(uri = %uri, "resource updated");
+            let note = ResourceUpdatedNotificationParam::new(uri);
+            if peer.notify_resource_updated(note).await.is_err() {
+                stop.cancel();
+                break;
+            }
+        }
+    }
+    // Free the slot unless a later start already owns it: `remove` takes a
+    // token out before cancelling it, so a cancelled token in the slot can
+    // only be this watcher's.
+    stop.cancel();
+    let mut inner = subs.lock();
+    if inner.stop.as_ref().is_some_and(|s| s.is_cancelled()) {
+        inner.stop = None;
+    }
+}
