@@ -82,7 +82,7 @@ pub struct Session {
     /// The agent identity (spec/tq.md §9 "Agent identity"), when the
     /// transport names one: over HTTP the token's name, `/` and
     /// [`Session::short_id`] (`reviewer/7f3a`); over MCP stdio the client's
-    /// `clientInfo.name` cleaned by [`agent_name`] (`claude-code/7f3a`), set
+    /// `clientInfo.name` cleaned by [`client_agent_name`] (`claude-code/7f3a`), set
     /// at `initialize`. `None` elsewhere.
     pub agent: Option<String>,
 }
@@ -143,7 +143,7 @@ impl Session {
 }
 
 /// At most this many characters of a client's name are kept in an agent
-/// identity ([`agent_name`]).
+/// identity ([`client_agent_name`]).
 pub const AGENT_NAME_CHARS: usize = 64;
 
 /// The agent identity of a session whose client calls itself `client`
@@ -151,7 +151,7 @@ pub const AGENT_NAME_CHARS: usize = 64;
 /// and `/` dropped, surrounding white space trimmed, cut to
 /// [`AGENT_NAME_CHARS`] characters (`agent` when nothing is left) — then
 /// `/` and `short` (a [`Session::short_id`]): `claude-code/7f3a`.
-pub fn agent_name(client: &str, short: &str) -> String {
+pub fn client_agent_name(client: &str, short: &str) -> String {
     let kept: String = client
         .chars()
         .filter(|c| !c.is_control() && *c != '/')
@@ -201,24 +201,27 @@ mod tests {
 
     #[test]
     fn agent_names_are_cleaned_and_capped() {
-        assert_eq!(agent_name("claude-code", "7f3a"), "claude-code/7f3a");
-        assert_eq!(agent_name("  my agent \t", "0000"), "my agent/0000");
-        assert_eq!(agent_name("evil/na\u{7}me\n", "ab12"), "evilname/ab12");
-        assert_eq!(agent_name("", "ab12"), "agent/ab12");
-        assert_eq!(agent_name(" / \u{1b} ", "ab12"), "agent/ab12");
+        assert_eq!(client_agent_name("claude-code", "7f3a"), "claude-code/7f3a");
+        assert_eq!(client_agent_name("  my agent \t", "0000"), "my agent/0000");
+        assert_eq!(
+            client_agent_name("evil/na\u{7}me\n", "ab12"),
+            "evilname/ab12"
+        );
+        assert_eq!(client_agent_name("", "ab12"), "agent/ab12");
+        assert_eq!(client_agent_name(" / \u{1b} ", "ab12"), "agent/ab12");
         let long = "é".repeat(70);
         assert_eq!(
-            agent_name(&long, "ab12"),
+            client_agent_name(&long, "ab12"),
             format!("{}/ab12", "é".repeat(64))
         );
         // Cut at 64, then the trailing space the cut left is trimmed.
         let spaced = format!("{} {}", "a".repeat(63), "b".repeat(10));
         assert_eq!(
-            agent_name(&spaced, "ab12"),
+            client_agent_name(&spaced, "ab12"),
             format!("{}/ab12", "a".repeat(63))
         );
         let s = Session::new();
-        let named = agent_name("claude-code", &s.short_id());
+        let named = client_agent_name("claude-code", &s.short_id());
         assert_eq!(named.len(), "claude-code/".len() + 4);
         assert!(named.ends_with(&s.id[22..].to_ascii_lowercase()));
     }

@@ -1,7 +1,7 @@
 //! `cairn watch [--interval MS] [--count N] [--current SLUG] QUERY`
 //! (spec/tq.md §9 "Changes"; docs/cli.md "cairn watch"): prints a read
 //! query's result, then polls the store's change counter
-//! ([`crate::changes::ChangeCounter`]) and reprints the result — after a
+//! ([`crate::store::changes::ChangeCounter`]) and reprints the result — after a
 //! blank line and `-- HH:MM:SS UTC` — only when its text changed. Ctrl-C
 //! ends it; `--count N` exits 0 after N prints. A query that does not run
 //! the first time prints its error and exits 2 without watching.
@@ -15,8 +15,7 @@ use clap::Args;
 use super::out::emit;
 use super::query::{report, select_current};
 use super::store_cmds;
-use crate::changes::ChangeCounter;
-use crate::session::Session;
+use crate::store::changes::ChangeCounter;
 use crate::tq::Surface;
 use crate::tq::engine::Engine;
 
@@ -79,14 +78,14 @@ pub(super) fn watch_cmd(flag: Option<&Path>, args: &WatchArgs) -> anyhow::Result
         return Ok(ExitCode::from(2));
     }
     let store = store_cmds::open(flag)?;
-    let mut session = Session::new();
+    let mut session = crate::cli::identity::session();
     if let Some(slug) = &args.current
         && let Err(msg) = select_current(&store, &mut session, slug)
     {
         super::out::emit_err(&msg);
         return Ok(ExitCode::from(2));
     }
-    let engine = Engine::new();
+    let engine = Engine::new().with_clock(super::context::clock());
     // The counter first: a commit while the first result is computed moves it.
     let mut counter = ChangeCounter::open(store.path())?;
     let mut last = match engine.run(&store, &session, text, Surface::Read) {

@@ -11,12 +11,11 @@ use rmcp::model::{
     CompleteRequestParams, CompleteResult, CompletionInfo, ReadResourceResponse,
     ReadResourceResult, Reference, ResourceContents, ResourceTemplate,
 };
-use rusqlite::{Connection, params};
 use serde_json::json;
 
 use super::server::CairnServer;
 use super::titles::template_title;
-use crate::store::StoreError;
+use crate::store::read::slugs_with_prefix;
 use crate::store::slug::strip_depot;
 use crate::tq::Surface;
 use crate::tq::render::Output;
@@ -117,36 +116,6 @@ pub fn completion(values: Vec<String>, total: usize) -> CompletionInfo {
     let total = Some(u32::try_from(total).unwrap_or(u32::MAX));
     // At most MAX_COMPLETIONS values by construction, so this never fails.
     CompletionInfo::with_pagination(shown, total, more).unwrap_or_default()
-}
-
-/// Task slugs starting with `prefix` (bound as a parameter; a depot prefix
-/// `name:` is stripped), reserved `@` nodes left out: live tasks first
-/// (not completed or abandoned), then by slug; at most `limit`, with the
-/// number that matched. One statement (a range over the slug index).
-/// Errors: [`StoreError::Sqlite`].
-pub fn slugs_with_prefix(
-    conn: &Connection,
-    prefix: &str,
-    limit: usize,
-) -> Result<(Vec<String>, usize), StoreError> {
-    let prefix = strip_depot(prefix.trim());
-    // Every slug starting with `prefix` sorts in [prefix, prefix + U+10FFFF).
-    let upper = format!("{prefix}\u{10FFFF}");
-    let mut stmt = conn.prepare_cached(
-        "SELECT slug, count(*) OVER () FROM tasks
-         WHERE slug >= ?1 AND slug < ?2 AND slug NOT LIKE '@%'
-         ORDER BY status IN ('completed', 'abandoned'), slug
-         LIMIT ?3",
-    )?;
-    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-    let mut total = 0usize;
-    let mut out = Vec::new();
-    let mut rows = stmt.query(params![prefix, upper, limit])?;
-    while let Some(r) = rows.next()? {
-        out.push(r.get::<_, String>(0)?);
-        total = usize::try_from(r.get::<_, i64>(1)?).unwrap_or(usize::MAX);
-    }
-    Ok((out, total))
 }
 
 /// The names among `names` that start with `prefix`, sorted and

@@ -12,7 +12,7 @@
 //! completion ([`super::resources`]) and subscriptions
 //! ([`super::subscriptions`]) from their own files. Over stdio, `initialize`
 //! names the session's agent from `clientInfo.name`
-//! ([`crate::session::agent_name`]).
+//! ([`crate::session::client_agent_name`]).
 //!
 //! One `CairnServer` is one MCP session: build one per stdio connection or
 //! per HTTP session with [`CairnServer::new`] (the store may be opened per
@@ -44,7 +44,7 @@ use super::prompts::{INSTRUCTIONS, MIME, by_uri, prompt, prompts};
 use super::resources::templates;
 use super::subscriptions::Subscriptions;
 use super::titles::tool_title;
-use crate::session::{Capability, Session, agent_name};
+use crate::session::{Capability, Session, client_agent_name};
 use crate::store::{Store, location};
 use crate::tools::registry::DispatchError;
 use crate::tools::{Clock, ToolCtx, ToolOutcome, ToolSpec, dispatch, tools};
@@ -456,7 +456,7 @@ impl ServerHandler for CairnServer {
             // Over HTTP the token already named the agent (`http.rs`).
             let mut st = self.lock();
             if st.session.agent.is_none() {
-                let agent = agent_name(&request.client_info.name, &st.session.short_id());
+                let agent = client_agent_name(&request.client_info.name, &st.session.short_id());
                 tracing::info!(agent = %agent, "session opened");
                 st.session.agent = Some(agent);
             }

@@ -2,7 +2,7 @@
 //! docs/mcp.md "Resources and subscriptions"). `resources/subscribe` on a
 //! task or view URI adds an entry; while the session holds at least one, ONE
 //! background task per session polls the store's change counter
-//! ([`crate::changes::ChangeCounter`]) every [`POLL_INTERVAL`]. When it
+//! ([`crate::store::changes::ChangeCounter`]) every [`POLL_INTERVAL`]. When it
 //! moved, one statement names the subscribed tasks that events touched since
 //! the last poll, and each gets `notifications/resources/updated`; each
 //! subscribed view is re-run and notified when its text changed (views are
@@ -26,8 +26,8 @@ use rmcp::ErrorData as McpError;
 use super::logging::LevelCell;
 use super::resources::{Target, parse_uri, unknown_resource};
 use super::server::{CairnServer, Launch, RootsPolicy, State};
-use crate::changes::ChangeCounter;
 use crate::session::Capability;
+use crate::store::changes::ChangeCounter;
 
 /// How often the change counter is read while a subscription exists.
 pub const POLL_INTERVAL: Duration = Duration::from_millis(250);

@@ -4,8 +4,10 @@
 //! (the [`Store`] and its settings), `event` (events, canonical JSON, ULIDs,
 //! content keys), `fold` (the reducer), `write` (the one write boundary),
 //! `rebuild` (rebuild, verify, digest), `slug` (minting and validation),
-//! `log` (the per-task NDJSON logs git carries, reconcile, import).
+//! `log` (the per-task NDJSON logs git carries, reconcile, import),
+//! `changes` (the change counter subscriptions and `cairn watch` poll).
 
+pub mod changes;
 pub mod error;
 pub mod event;
 mod fold;

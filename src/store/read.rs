@@ -7,6 +7,8 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde_json::Value;
 
+use super::slug::strip_depot;
+
 use crate::store::StoreError;
 
 /// The computed state of one task, as `task_get` renders it.
@@ -337,4 +339,34 @@ fn pairs(
 
 fn to_i64(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Task slugs starting with `prefix` (bound as a parameter; a depot prefix
+/// `name:` is stripped), reserved `@` nodes left out: live tasks first
+/// (not completed or abandoned), then by slug; at most `limit`, with the
+/// number that matched. One statement (a range over the slug index).
+/// Errors: [`StoreError::Sqlite`].
+pub fn slugs_with_prefix(
+    conn: &Connection,
+    prefix: &str,
+    limit: usize,
+) -> Result<(Vec<String>, usize), StoreError> {
+    let prefix = strip_depot(prefix.trim());
+    // Every slug starting with `prefix` sorts in [prefix, prefix + U+10FFFF).
+    let upper = format!("{prefix}\u{10FFFF}");
+    let mut stmt = conn.prepare_cached(
+        "SELECT slug, count(*) OVER () FROM tasks
+         WHERE slug >= ?1 AND slug < ?2 AND slug NOT LIKE '@%'
+         ORDER BY status IN ('completed', 'abandoned'), slug
+         LIMIT ?3",
+    )?;
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let mut total = 0usize;
+    let mut out = Vec::new();
+    let mut rows = stmt.query(params![prefix, upper, limit])?;
+    while let Some(r) = rows.next()? {
+        out.push(r.get::<_, String>(0)?);
+        total = usize::try_from(r.get::<_, i64>(1)?).unwrap_or(usize::MAX);
+    }
+    Ok((out, total))
 }

@@ -422,7 +422,7 @@ impl Engine {
         session: &Session,
         plan: &Plan,
     ) -> Result<Output, Diagnostic> {
-        let clock = self.clock.clone();
+        let clock = self.clock;
         let deadline = Instant::now() + self.time_limit;
         let shaping = exec::Deadline::at(deadline).with_pause(self.shaping_pause);
         let cancel = self.cancel.clone();

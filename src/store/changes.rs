@@ -10,7 +10,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags, params};
 
-use crate::store::{BUSY_TIMEOUT, StoreError};
+use super::{BUSY_TIMEOUT, StoreError};
 
 /// Which of the given tasks had events after a mark: one statement over the
 /// event log (a rowid range scan from the mark). An event touches task `S`
