@@ -105,6 +105,17 @@ fn cases() -> Vec<Case> {
                      ORDER BY t.slug"),
         ),
         (
+            "ready",
+            format!("SELECT {COLS} FROM tasks t WHERE t.status IN ('open', 'active') AND substr(t.slug, 1, 1) <> '@'
+                       AND NOT EXISTS (SELECT 1 FROM edges e JOIN tasks d ON d.id = e.dst_id
+                                       WHERE e.src_id = t.id AND e.type = 'depends-on'
+                                         AND d.status NOT IN ('completed', 'abandoned'))
+                       AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent_task_id = t.id
+                                         AND c.status NOT IN ('completed', 'abandoned'))
+                       AND NOT (t.claim_owner IS NOT NULL AND t.claim_until > unixepoch())
+                     ORDER BY t.slug"),
+        ),
+        (
             "recent",
             format!("SELECT {COLS} FROM tasks t WHERE {ACTIVE} ORDER BY t.updated_ts DESC, t.slug LIMIT 20"),
         ),
