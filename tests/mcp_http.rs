@@ -530,6 +530,48 @@ async fn sessions_keep_separate_current_tasks_and_owners() {
     assert_eq!(body, "This session was opened with another token.\n");
 }
 
+/// spec/tq.md §9 over HTTP: a session's agent is its token's name plus the
+/// session id; the claim-one query hands the one ready task to one session,
+/// `task_get` names the holder, `(mine)` differs per session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn claims_are_held_by_the_token_named_session() {
+    let dir = repo();
+    let t = token(dir.path(), "reviewer", "read,observe,write");
+    let t2 = token(dir.path(), "builder", "read,observe,write");
+    let srv = Server::start(dir.path(), &[]);
+    let d = today();
+    let a = Client::connect(&srv.url, Some(&t)).await;
+    let b = Client::connect(&srv.url, Some(&t2)).await;
+    a.ok("task_create", json!({"name": "only ready work"}))
+        .await;
+    let slug = format!("{d}-only-ready-work");
+    let claim = json!({"query": "(-> (query \"ready\") (:take 1) (:claim! 900) (:ids))"});
+    assert_eq!(
+        a.ok("task_query_write", claim.clone()).await,
+        format!("1 task:\n- {slug}")
+    );
+    assert_eq!(b.ok("task_query_write", claim).await, "No matching tasks.");
+    let got = b.ok("task_get", json!({"task_id": slug})).await;
+    let line = got
+        .lines()
+        .find(|l| l.starts_with("  claimed: "))
+        .unwrap_or("");
+    let rest = line.strip_prefix("  claimed: reviewer/").unwrap_or("");
+    let (short, until) = rest.split_once(" until ").unwrap_or(("", ""));
+    assert_eq!(short.len(), 4, "{got}");
+    assert!(short.chars().all(|c| c.is_ascii_alphanumeric()), "{got}");
+    assert!(until.ends_with(" UTC") && until.len() == 20, "{got}");
+    let mine = json!({"query": "(-> (mine) (:ids))"});
+    assert_eq!(
+        a.ok("task_query", mine.clone()).await,
+        format!("1 task:\n- {slug}")
+    );
+    assert_eq!(b.ok("task_query", mine).await, "No matching tasks.");
+    a.close().await;
+    b.close().await;
+    assert!(verified(dir.path()));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn foreign_host_or_origin_is_403() {
     let dir = repo();

@@ -47,6 +47,11 @@ fn r(f: &Fx, who: &Session, now: i64, q: &str) -> String {
 
 /// `task_get` of `slug` at `now`, as `who`.
 fn task_get(f: &Fx, who: &Session, now: i64, slug: &str) -> String {
+    tool(f, who, now, "task_get", slug)
+}
+
+/// Tool `name` with `task_id = slug` at `now`, as `who`: its text.
+fn tool(f: &Fx, who: &Session, now: i64, name: &str, slug: &str) -> String {
     let mut session = who.clone();
     let engine = Engine::new();
     let mut ctx = ToolCtx {
@@ -56,7 +61,7 @@ fn task_get(f: &Fx, who: &Session, now: i64, slug: &str) -> String {
         root: f.dir.path().to_path_buf(),
         clock: Clock::Fixed(now),
     };
-    dispatch(&mut ctx, "task_get", json!({ "task_id": slug }))
+    dispatch(&mut ctx, name, json!({ "task_id": slug }))
         .map(|o| o.text)
         .unwrap_or_else(|e| e.to_string())
 }
@@ -325,6 +330,14 @@ fn task_get_shows_a_live_claim_only() {
     assert_eq!(
         task_get(&f, &ana, T0 + 900, &s("a")),
         format!("{}  [active]", s("a"))
+    );
+    // task_bootstrap shows the same line (and, no handoffs, nothing more).
+    assert_eq!(
+        tool(&f, &ana, T0 + 899, "task_bootstrap", &s("a")),
+        format!(
+            "{}  [active]\n  claimed: ana until 2026-01-01 20:55 UTC",
+            s("a")
+        )
     );
 }
 
