@@ -673,3 +673,46 @@ fn no_optimize_answers_alike_and_fires_no_rule() {
     assert_eq!(lines[at + 1], "(none)");
     assert!(o.stdout.contains("EXCEPT"), "{}", o.stdout);
 }
+
+/// A mutation without `--write` names the flag; `--as` claims for that
+/// agent and `(mine)` answers per agent (spec/tq.md §9 "Agent identity").
+#[test]
+fn claims_act_for_the_cli_agent_and_a_refused_mutation_names_write() {
+    let mut fx = Fx::new();
+    fx.create("alpha");
+    let o = cairn(&fx, &["query", "(-> (all) (:claim! 60))"], None);
+    assert_eq!(o.code, 1);
+    assert_eq!(
+        o.stderr
+            .lines()
+            .filter(|l| l.contains("Help:") || l.starts_with("Query error"))
+            .map(str::trim)
+            .collect::<Vec<_>>(),
+        [
+            "Query error: Mutations need the task_query_write surface; task_query is read-only.",
+            "│ Help: cairn query --write runs write queries."
+        ]
+    );
+    let claim = "(-> (query \"ready\") (:take 1) (:claim! 60) (:ids))";
+    let o = cairn(&fx, &["--as", "ana", "query", "--write", claim], None);
+    assert_eq!(
+        (o.code, o.stdout.as_str()),
+        (0, "1 task:\n- 2026-01-01-alpha\n")
+    );
+    let o = cairn(&fx, &["--as", "bob", "query", "--write", claim], None);
+    assert_eq!((o.code, o.stdout.as_str()), (0, "No matching tasks.\n"));
+    let o = cairn(
+        &fx,
+        &["--as", "ana", "query", "(-> (mine) (:select :claimed-by))"],
+        None,
+    );
+    assert_eq!(o.stdout, "1 task:\n- 2026-01-01-alpha  claimed-by=ana\n");
+    let o = cairn(&fx, &["--as", "", "query", "(mine)"], None);
+    assert_eq!(o.code, 2);
+    assert!(
+        o.stderr
+            .contains("an agent name needs 1 to 64 characters and no control characters."),
+        "{}",
+        o.stderr
+    );
+}

@@ -127,7 +127,8 @@ fn verbs_json() {
     insta::assert_snapshot!("note_json", run(d, &["note", FIX, "json note", "--json"]));
     insta::assert_snapshot!("done_json", run(d, &["done", FIX, "--json"]));
     insta::assert_snapshot!("block_json", run(d, &["block", PREFIX, "--json"]));
-    insta::assert_snapshot!("ready_json", run(d, &["ready", PLAN, "--json"]));
+    // `write docs` waits on FIX only (done): ready; PREFIX is blocked: not.
+    insta::assert_snapshot!("ready_json", run(d, &["ready", "--json"]));
     insta::assert_snapshot!("log_json", run(d, &["log", FIX, "--limit", "2", "--json"]));
     insta::assert_snapshot!("search_json", run(d, &["search", "splitting", "--json"]));
     insta::assert_snapshot!("schema_json_head", {
@@ -160,7 +161,7 @@ fn ready_prefers_a_user_view_named_ready() {
 }
 
 #[test]
-fn ready_without_a_current_task_says_how_to_choose_one() {
+fn ready_on_an_empty_store_says_no_tasks() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     insta::assert_snapshot!("ready_empty", run(d, &["ready"]));

@@ -115,7 +115,7 @@ pub enum Command {
     /// Full-text search over observations (task_search).
     #[command(display_order = 18)]
     Search(SearchArgs),
-    /// What can be done next: the `ready` view if defined, else the current plan's frontier.
+    /// What can be started now: the `ready` view (not done, not blocked, dependencies and phases done, unclaimed).
     #[command(display_order = 19)]
     Ready(ReadyArgs),
     /// Show or set the current task the verbs default to.

@@ -134,7 +134,10 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
             emit(&out)?;
             ExitCode::SUCCESS
         }
-        Err(d) => {
+        Err(mut d) => {
+            if !args.write && d.message == crate::tq::plan::MUTATION_REFUSED && d.help.is_none() {
+                d.help = Some("cairn query --write runs write queries.".to_string());
+            }
             report(&d, &text);
             ExitCode::from(1)
         }

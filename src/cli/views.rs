@@ -46,7 +46,8 @@ pub struct LsArgs {
 /// `cairn ready [SLUG]`.
 #[derive(Debug, Args)]
 pub struct ReadyArgs {
-    /// The plan to look at: SLUG's (default: the current task's).
+    /// Only the ready tasks of SLUG's plan (its phases, else its siblings);
+    /// default: the whole project.
     pub slug: Option<String>,
     #[command(flatten)]
     pub out: JsonFlag,
@@ -248,37 +249,25 @@ pub(super) fn ls_cmd(flag: Option<&Path>, a: &LsArgs) -> anyhow::Result<ExitCode
     }
 }
 
-/// The query `cairn ready` runs: the user view `ready` when one is defined,
-/// else `(query "frontier")` of the current plan, else (no current task) the
-/// built-in view `ready` over the whole project (spec/tq.md §9).
-pub(super) fn ready_query(cx: &Cx) -> Result<&'static str, String> {
-    let views = run(
-        &cx.engine,
-        &cx.store,
-        &cx.session,
-        "(-> (views) (:where (= :origin \"user\")) (:ids))",
-    )?;
-    let has_ready = views
-        .as_array()
-        .is_some_and(|ids| ids.iter().any(|id| id.as_str() == Some("ready")));
-    Ok(if has_ready || cx.session.current.is_none() {
-        "(query \"ready\")"
-    } else {
-        "(query \"frontier\")"
-    })
-}
+/// What `cairn ready` runs without a SLUG: the view `ready` (a user view of
+/// that name shadows the built-in; spec/tq.md §9) over the whole project.
+pub const READY_ALL: &str = "(query \"ready\")";
+
+/// What `cairn ready SLUG` runs, with SLUG as the current task: the ready
+/// tasks of SLUG's plan (its children, else its siblings).
+pub const READY_IN_PLAN: &str = "(-> (query \"plan\") (:intersect (query \"ready\")))";
 
 /// `cairn ready`.
 pub(super) fn ready_cmd(flag: Option<&Path>, a: &ReadyArgs) -> anyhow::Result<ExitCode> {
     let mut cx = Cx::open(flag)?;
-    if let Some(slug) = &a.slug
-        && let Err(msg) = super::query::select_current(&cx.store, &mut cx.session, slug)
-    {
-        return fail(&msg);
-    }
-    let q = match ready_query(&cx) {
-        Ok(q) => q,
-        Err(e) => return fail(&e),
+    let q = match &a.slug {
+        Some(slug) => {
+            if let Err(msg) = super::query::select_current(&cx.store, &mut cx.session, slug) {
+                return fail(&msg);
+            }
+            READY_IN_PLAN
+        }
+        None => READY_ALL,
     };
     match run(&cx.engine, &cx.store, &cx.session, q) {
         Ok(mut v) => {
