@@ -442,3 +442,73 @@ fn a_version_2_store_folds_the_claims_its_log_already_holds() {
     );
     assert!(f.store.verify().unwrap().ok);
 }
+
+#[test]
+fn a_reopened_task_does_not_get_its_claim_back() {
+    let mut f = Fx::new();
+    f.create("a");
+    let ana = agent("ana");
+    w(&f, &ana, T0, CLAIM_ONE);
+    w(&f, &ana, T0 + 1, "(-> (mine) (:set-status! :completed))");
+    // A release on the completed task has nothing left to end.
+    let before = f.events();
+    w(&f, &ana, T0 + 2, "(-> (all) (:release!))");
+    assert_eq!(f.events(), before);
+    w(&f, &ana, T0 + 3, "(-> (all) (:set-status! :active))");
+    assert_eq!(r(&f, &ana, T0 + 3, "(mine)"), "No matching tasks.");
+    assert_eq!(
+        r(&f, &ana, T0 + 3, "(-> (all) (:select :claimed-by))"),
+        format!("1 task:\n- {}  claimed-by=∅", s("a"))
+    );
+    assert!(f.store.verify().unwrap().ok);
+}
+
+#[test]
+fn a_register_stamped_in_year_9999_still_takes_claims() {
+    let mut f = Fx::new();
+    f.create("a");
+    // A lapsed claim stamped at the last second the store accepts.
+    f.write(vec![cairn::store::NewEvent::claim(
+        "forger",
+        cairn::store::MAX_TS,
+        &s("a"),
+        "mallory",
+        T0 - 10,
+    )]);
+    let bob = agent("bob");
+    assert_eq!(w(&f, &bob, T0, CLAIM_ONE), format!("1 task:\n- {}", s("a")));
+    assert_eq!(
+        r(&f, &bob, T0, "(-> (all) (:select :claimed-by))"),
+        format!("1 task:\n- {}  claimed-by=bob", s("a"))
+    );
+    assert_eq!(w(&f, &bob, T0, "(-> (mine) (:release!) (:count))"), "1");
+    assert!(f.store.verify().unwrap().ok);
+}
+
+#[test]
+fn claim_owners_with_control_characters_or_over_256_characters_are_refused() {
+    let mut f = Fx::new();
+    f.create("a");
+    let ev = |owner: &str| cairn::store::NewEvent::claim("x", T0, &s("a"), owner, T0 + 60);
+    let err = f.store.write(&[ev("a\nb")]).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "invalid task.claim event: data.owner \"a\\nb\" contains control characters"
+    );
+    let err = f
+        .store
+        .write(&[ev(&"o".repeat(257))])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        "invalid task.claim event: data.owner must be at most 256 characters"
+    );
+    let forever = cairn::store::NewEvent::claim("x", T0, &s("a"), "ana", i64::MAX);
+    let err = f.store.write(&[forever]).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "invalid task.claim event: data.until must be an integer in 0..=253402300799"
+    );
+    assert_eq!(f.events(), 1);
+}

@@ -115,7 +115,11 @@ fn shape(g: &Graph) -> Shape {
                 t.status.clone(),
                 t.parent.as_ref().map(slug),
                 t.meta.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-                t.claim.clone(),
+                // The live claim: the raw register may keep a claim its
+                // task's completion (stamped a second earlier) did not clear.
+                t.claim.clone().filter(|(_, u)| {
+                    *u > g.now && !matches!(t.status.as_str(), "completed" | "abandoned")
+                }),
             )
         })
         .collect();

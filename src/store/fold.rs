@@ -21,7 +21,8 @@
 //!   newest sever; `edges.created_ts` is the ts of that newest link/fork.
 //! - Observations and handoffs are set-unions keyed by event id.
 //! - The claim (`task.claim`/`task.release`) is one LWW register per task:
-//!   owner and until, or empty.
+//!   owner and until, or empty; a status event to completed or abandoned
+//!   also writes it empty (at its own stamp).
 //! - Self-edges are never stored; unknown types fold to nothing.
 
 use rusqlite::{Connection, OptionalExtension, params};
@@ -97,6 +98,24 @@ fn name_field(data: &Value, key: &str) -> Result<String, String> {
     }
 }
 
+/// The longest claim owner (an agent name), in characters.
+pub(crate) const MAX_OWNER_CHARS: usize = 256;
+
+/// A claim's `owner`: not blank, no control characters, at most
+/// [`MAX_OWNER_CHARS`] characters.
+fn owner_field(data: &Value) -> Result<String, String> {
+    let s = name_field(data, "owner")?;
+    if s.chars().any(char::is_control) {
+        return Err("data.owner must not contain control characters".to_string());
+    }
+    if s.chars().count() > MAX_OWNER_CHARS {
+        return Err(format!(
+            "data.owner must be at most {MAX_OWNER_CHARS} characters"
+        ));
+    }
+    Ok(s)
+}
+
 fn opt_text_field(data: &Value, key: &str) -> Result<Option<String>, String> {
     match data.get(key) {
         None | Some(Value::Null) => Ok(None),
@@ -158,14 +177,20 @@ pub(crate) fn parse_action(event_type: &str, data: &Value) -> Result<Action, Str
             name: name_field(data, "name")?,
         },
         types::CLAIM => Action::Claim {
-            owner: name_field(data, "owner")?,
+            owner: owner_field(data)?,
             until: data
                 .get("until")
                 .and_then(Value::as_i64)
-                .ok_or_else(|| "data.until must be an integer".to_string())?,
+                .filter(|u| (0..=super::write::MAX_TS).contains(u))
+                .ok_or_else(|| {
+                    format!(
+                        "data.until must be an integer in 0..={}",
+                        super::write::MAX_TS
+                    )
+                })?,
         },
         types::RELEASE => {
-            name_field(data, "owner")?;
+            owner_field(data)?;
             Action::Release
         }
         _ => Action::Unknown,
@@ -211,7 +236,15 @@ pub(crate) fn fold(conn: &Connection, ev: &FoldInput<'_>) -> Result<(), StoreErr
                 set_project(conn, subject, &p, st)?;
             }
         }
-        Action::Status(s) => set_status(conn, subject, s, st)?,
+        Action::Status(s) => {
+            set_status(conn, subject, s, st)?;
+            // Completing or abandoning a task ends its claim (spec/tq.md
+            // §9): an empty write to the claim register at this stamp, so a
+            // reopened task does not get the old claim back.
+            if matches!(s, Status::Completed | Status::Abandoned) {
+                set_claim(conn, subject, None, st)?;
+            }
+        }
         Action::Description(d) => set_description(conn, subject, &d, st)?,
         Action::Connect { other, edge, fork } => {
             let other_id = ensure_task(conn, &other, ev.ts)?;

@@ -30,4 +30,4 @@ pub use model::{EdgeClass, EdgeType, Status};
 pub use open::{BUSY_TIMEOUT, Store};
 pub use reader::{CatalogData, ReaderGuard, WarmReader};
 pub use rebuild::Verification;
-pub use write::{WriteReport, WriteTx, write};
+pub use write::{MAX_TS, WriteReport, WriteTx, write};

@@ -318,6 +318,7 @@ pub const MIGRATIONS: &[&[Step]] = &[
         Step::Refold(&[
             crate::store::event::types::CLAIM,
             crate::store::event::types::RELEASE,
+            crate::store::event::types::UPDATE_STATUS,
         ]),
     ],
 ];

@@ -23,7 +23,8 @@ pub const MAX_TS: i64 = 253_402_300_799;
 /// type, a subject starting with `@` other than [`super::RESERVED_CAIRN`]
 /// (and any `child_id`/`target_id` starting with `@`),
 /// control characters in the subject, a referenced slug (`child_id`,
-/// `target_id`) or a metadata/view key, a `ts` outside `0..=MAX_TS`, and
+/// `target_id`), a metadata/view key or a claim owner, a `ts` outside
+/// `0..=MAX_TS`, and
 /// malformed data of a known type. Old timestamps are legal (imports).
 /// Errors: [`StoreError::InvalidEvent`] whose reason is one sentence.
 pub(crate) fn validate(ev: &NewEvent) -> Result<(), StoreError> {
@@ -59,7 +60,7 @@ pub(crate) fn validate(ev: &NewEvent) -> Result<(), StoreError> {
             )));
         }
     }
-    for field in ["child_id", "target_id", "key", "name"] {
+    for field in ["child_id", "target_id", "key", "name", "owner"] {
         if let Some(Value::String(v)) = ev.data.get(field)
             && v.chars().any(char::is_control)
         {

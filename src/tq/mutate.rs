@@ -163,9 +163,11 @@ fn claim_state(v: &rusqlite::types::Value) -> ClaimState {
 /// register's current stamp when that is not older, so the new event is
 /// always the register's newest under last-writer-wins (a release recorded
 /// earlier in the same second must not outlive the claim that follows it).
+/// Never past [`crate::store::MAX_TS`] (year 9999), the largest stamp the
+/// store accepts.
 fn register_ts(now: i64, stamp: Option<i64>) -> i64 {
     match stamp {
-        Some(s) if s >= now => s.saturating_add(1),
+        Some(s) if s >= now => s.saturating_add(1).min(crate::store::MAX_TS),
         _ => now,
     }
 }

@@ -76,6 +76,10 @@ pub fn apply(g: &mut Graph, m: &Mutation, set: Vec<Item>) -> (usize, Vec<Item>) 
                 if t.status != s.as_str() {
                     t.status = s.as_str().to_string();
                     changes += 1;
+                    // Completing or abandoning ends the claim (spec/tq.md §9).
+                    if matches!(s.as_str(), "completed" | "abandoned") {
+                        t.claim = None;
+                    }
                 }
             }
             Mutation::SetMeta { key, value } => {
