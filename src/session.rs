@@ -111,16 +111,6 @@ impl Session {
         self.id[n.saturating_sub(4)..].to_ascii_lowercase()
     }
 
-    /// The agent name claims are recorded under (spec/tq.md §9 "Agent
-    /// identity"): [`Session::agent`] when the transport named one, else
-    /// `session/` and [`Session::short_id`].
-    pub fn agent_name(&self) -> String {
-        match &self.agent {
-            Some(a) if !a.is_empty() => a.clone(),
-            _ => format!("session/{}", self.short_id()),
-        }
-    }
-
     /// True when `cap` was granted.
     pub fn allows(&self, cap: Capability) -> bool {
         self.grants.contains(&cap)

@@ -716,3 +716,34 @@ fn claims_act_for_the_cli_agent_and_a_refused_mutation_names_write() {
         o.stderr
     );
 }
+
+/// An invalid `CAIRN_AGENT` is refused, never replaced by `USER@HOST`
+/// (two bad names would otherwise both win one claim as the same agent).
+#[test]
+fn an_invalid_cairn_agent_is_refused() {
+    let fx = Fx::new();
+    let db = fx.dir.path().join("cairn.db");
+    for bad in ["", "a\tb", &"w".repeat(65)] {
+        let out = Command::new(CAIRN)
+            .arg("--db")
+            .arg(&db)
+            .args(["query", "(mine)"])
+            .env("CAIRN_AGENT", bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr).trim_end(),
+            "error: CAIRN_AGENT: an agent name needs 1 to 64 characters and no control characters.",
+            "{bad:?}"
+        );
+    }
+    let out = Command::new(CAIRN)
+        .arg("--db")
+        .arg(&db)
+        .args(["query", "(-> (mine) (:count))"])
+        .env("CAIRN_AGENT", "ana")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "0\n");
+}

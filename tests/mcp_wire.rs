@@ -38,8 +38,13 @@ impl Wire {
 
     /// A server that has not been initialised.
     fn bare(dir: &Path) -> Wire {
+        Wire::with_args(dir, &["serve"])
+    }
+
+    /// A server started as `cairn ARGS`.
+    fn with_args(dir: &Path, args: &[&str]) -> Wire {
         let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .arg("serve")
+            .args(args)
             .current_dir(dir)
             .env_remove("CAIRN_DB")
             .env_remove("CAIRN_LOG")
@@ -456,4 +461,41 @@ fn a_last_line_without_its_newline_is_still_answered() {
     drop(w.stdin.take());
     assert_eq!(Wire::text(&w.reply(1, Duration::from_secs(10))), "0");
     w.close();
+}
+
+/// spec/tq.md §9 "Agent identity" over stdio: the client's name plus a
+/// short session id, or `cairn serve --as NAME` exactly; `--as` with
+/// `--http` is refused.
+#[test]
+fn stdio_sessions_claim_as_the_client_or_as_the_serve_flag() {
+    let dir = repo();
+    let claim =
+        json!({"query": "(-> (query \"ready\") (:take 1) (:claim! 900) (:select :claimed-by))"});
+    let mut w = Wire::spawn(dir.path());
+    w.call(1, "task_create", json!({"name": "first shared task"}));
+    w.reply(1, Duration::from_secs(10));
+    w.call(2, "task_query_write", claim.clone());
+    let got = Wire::text(&w.reply(2, Duration::from_secs(10)));
+    let (head, owner) = got.rsplit_once("claimed-by=").unwrap_or(("", ""));
+    assert!(head.starts_with("1 task:"), "{got}");
+    let short = owner.strip_prefix("wire/").unwrap_or("");
+    assert_eq!(short.len(), 4, "{got}");
+    w.close();
+    let mut w = Wire::with_args(dir.path(), &["--as", "builder-7", "serve"]);
+    w.call(1, "task_create", json!({"name": "second shared task"}));
+    w.reply(1, Duration::from_secs(10));
+    w.call(2, "task_query_write", claim);
+    let got = Wire::text(&w.reply(2, Duration::from_secs(10)));
+    assert!(got.ends_with("  claimed-by=builder-7"), "{got}");
+    w.close();
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["--as", "x", "serve", "--http", "127.0.0.1:0"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr).trim_end(),
+        "error: --as names the stdio session; over --http each session is named by its token."
+    );
 }

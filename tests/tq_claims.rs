@@ -512,3 +512,16 @@ fn claim_owners_with_control_characters_or_over_256_characters_are_refused() {
     );
     assert_eq!(f.events(), 1);
 }
+
+#[test]
+fn a_session_without_an_agent_name_cannot_claim() {
+    let mut f = Fx::new();
+    f.create("a");
+    let nobody = Session::new();
+    let refusal = "Query error: (mine), (:claim! S) and (:release!) need an agent name, and this session has none (over MCP, initialize names it; on the CLI, --as NAME).";
+    for q in [CLAIM_ONE, "(-> (all) (:release!))"] {
+        assert_eq!(w(&f, &nobody, T0, q).lines().next(), Some(refusal), "{q}");
+    }
+    assert_eq!(r(&f, &nobody, T0, "(mine)").lines().next(), Some(refusal));
+    assert_eq!(f.events(), 1);
+}

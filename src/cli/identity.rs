@@ -33,7 +33,33 @@ pub fn set_flag(name: Option<&str>) {
     }
 }
 
-/// The agent name: `--as`, else a valid `CAIRN_AGENT`, else `USER@HOST`
+/// `--as NAME`, when given.
+pub fn flag() -> Option<String> {
+    FLAG.get().cloned()
+}
+
+/// Checks `CAIRN_AGENT` when it is set and `--as` is not: the error
+/// sentence `CAIRN_AGENT: an agent name needs 1 to 64 characters and no
+/// control characters.` (so a bad name never falls back to `USER@HOST`).
+pub fn check_env() -> Result<(), String> {
+    if FLAG.get().is_some() {
+        return Ok(());
+    }
+    match std::env::var_os(AGENT_ENV) {
+        None => Ok(()),
+        Some(v) => match v.to_str() {
+            Some(s) => parse_agent(s)
+                .map(|_| ())
+                .map_err(|e| format!("{AGENT_ENV}: {e}")),
+            None => Err(format!(
+                "{AGENT_ENV}: an agent name needs 1 to 64 characters and no control characters."
+            )),
+        },
+    }
+}
+
+/// The agent name: `--as`, else `CAIRN_AGENT` (checked by [`check_env`]
+/// before any command runs), else `USER@HOST`
 /// (`USER` or `LOGNAME`, else `user`; the host from `HOSTNAME` or
 /// `/etc/hostname`, else `localhost`).
 pub fn agent() -> String {

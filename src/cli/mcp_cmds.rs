@@ -113,7 +113,14 @@ pub(super) fn serve_cmd(
 ) -> anyhow::Result<ExitCode> {
     let grants = grant.iter().map(|&g| Capability::from(g)).collect();
     let loc = location::resolve_from_env(flag)?;
+    let agent = super::identity::flag();
     if let Some(addr) = &http.http {
+        if agent.is_some() {
+            super::out::emit_err(
+                "error: --as names the stdio session; over --http each session is named by its token.",
+            );
+            return Ok(ExitCode::from(2));
+        }
         serve_http(HttpOptions {
             addr: addr.clone(),
             db: loc.db,
@@ -131,6 +138,7 @@ pub(super) fn serve_cmd(
         root: loc.project,
         grants,
         follow_roots,
+        agent,
     })?;
     Ok(ExitCode::SUCCESS)
 }

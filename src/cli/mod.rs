@@ -283,6 +283,10 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     color::apply(cli.color);
     identity::set_flag(cli.agent.as_deref());
+    if let Err(msg) = identity::check_env() {
+        out::emit_err(&format!("error: {msg}"));
+        return ExitCode::from(2);
+    }
     let db = cli.db.as_deref();
     let result = match &cli.command {
         Command::Add(a) => verbs::add_cmd(db, a),

@@ -28,6 +28,9 @@ pub struct ServeOptions {
     /// Whether a client's roots may choose the store: false when `--db` or
     /// `CAIRN_DB` pinned it (spec/mcp.md "Roots").
     pub follow_roots: bool,
+    /// `cairn serve --as NAME`: the session's agent name as given, instead
+    /// of the client's name plus a session id (spec/tq.md §9).
+    pub agent: Option<String>,
 }
 
 /// Why serving failed.
@@ -82,7 +85,10 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
     }
     let server = CairnServer::new(State {
         store,
-        session: Session::with_grants(opts.grants),
+        session: Session {
+            agent: opts.agent,
+            ..Session::with_grants(opts.grants)
+        },
         engine: Engine::new(),
         root: opts.root,
     })

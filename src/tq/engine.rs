@@ -360,7 +360,7 @@ impl Engine {
             user_views,
             meta_keys,
             current: session.current.clone(),
-            agent: Some(session.agent_name()),
+            agent: session.agent.clone(),
             now: self.clock.now(),
         };
         let plan = plan::plan(&query, surface, &cat)?;

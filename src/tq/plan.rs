@@ -265,8 +265,7 @@ pub struct Catalog {
 }
 
 /// `(mine)`, `(:claim! S)` or `(:release!)` in a session with no agent name.
-pub const NO_AGENT: &str =
-    "This query needs an agent identity; start the session with a name (cairn --as NAME).";
+pub const NO_AGENT: &str = "(mine), (:claim! S) and (:release!) need an agent name, and this session has none (over MCP, initialize names it; on the CLI, --as NAME).";
 
 /// Plans `q` for `surface` (spec/tq.md §3): first the mutation gate over the
 /// whole query (operands and `define!` bodies on the read surface), then view
