@@ -103,10 +103,21 @@ async fn spawn_pid(
     name: &str,
     stderr: &Path,
 ) -> (Client, UnboundedReceiver<(String, Instant)>, u32) {
+    spawn_with(db, name, stderr, &[]).await
+}
+
+/// [`spawn_pid`] with `serve EXTRA...` (say `--grant observe`).
+async fn spawn_with(
+    db: &Path,
+    name: &str,
+    stderr: &Path,
+    extra: &[&str],
+) -> (Client, UnboundedReceiver<(String, Instant)>, u32) {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
     cmd.arg("--db")
         .arg(db)
         .arg("serve")
+        .args(extra)
         .env_remove("CAIRN_DB")
         .env("CAIRN_LOG", "cairn=info");
     let (transport, _) = TokioChildProcess::builder(cmd)
@@ -617,4 +628,35 @@ async fn http_sessions_hear_only_their_own_subscriptions() {
     assert_eq!(next(&mut rx_one, Duration::from_millis(800)).await, None);
     one.cancel().await.unwrap();
     two.cancel().await.unwrap();
+}
+
+/// Completion shows slugs and view names, what the read tools show: a
+/// session without `read` is refused, like `resources/read`; a task URI
+/// whose slug is empty once a depot prefix is stripped is not a resource.
+#[tokio::test(flavor = "current_thread")]
+async fn completion_needs_read_and_an_empty_slug_is_not_a_resource() {
+    let (dir, db) = store();
+    create(&db, "one visible task").await;
+    let (c, _rx, _) = spawn_with(
+        &db,
+        "obs",
+        &dir.path().join("e.log"),
+        &["--grant", "observe"],
+    )
+    .await;
+    let e = c
+        .complete_resource_argument("cairn://tasks/{slug}", "slug", "", None)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error_of(e).1,
+        "completion/complete needs the cairn/read capability, which this server was not granted."
+    );
+    c.cancel().await.unwrap();
+    let (c, _rx) = spawn(&db, "reader", &dir.path().join("f.log")).await;
+    for uri in ["cairn://tasks/:", "cairn://tasks/x:", "cairn://tasks/%3A"] {
+        let e = read_text(&c, uri).await.unwrap_err();
+        assert_eq!(error_of(e).1, format!("Unknown resource {uri}."), "{uri}");
+    }
+    c.cancel().await.unwrap();
 }

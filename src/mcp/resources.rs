@@ -36,6 +36,9 @@ pub const SLUG_ARG: &str = "slug";
 pub const NAME_ARG: &str = "name";
 /// At most this many values in one completion (the MCP limit).
 pub const MAX_COMPLETIONS: usize = CompletionInfo::MAX_VALUES;
+/// The refusal of `completion/complete` to a session without `read`.
+pub const COMPLETION_NEEDS_READ: &str =
+    "completion/complete needs the cairn/read capability, which this server was not granted.";
 /// At most this many characters of a URI are quoted back in an error.
 pub const MAX_URI_ECHO: usize = 200;
 
@@ -50,19 +53,23 @@ pub enum Target {
 }
 
 /// The target of `uri`, or `None` when it is not a task or view URI (wrong
-/// scheme or path, an empty or undecodable name, a `/` inside it).
+/// scheme or path, an empty or undecodable name, a raw `/` inside it, a
+/// slug that is empty once its depot prefix is stripped, or an encoded `/`
+/// in a slug). A view name may hold an encoded `/` (`team%2Fready`), as a
+/// client expanding the template from a completed `team/ready` writes it.
 pub fn parse_uri(uri: &str) -> Option<Target> {
     let decode = |rest: &str| -> Option<String> {
         let name = percent_encoding::percent_decode_str(rest)
             .decode_utf8()
             .ok()?
             .into_owned();
-        let ok = !name.trim().is_empty() && !name.contains('/') && !rest.contains('/');
+        let ok = !name.trim().is_empty() && !rest.contains('/');
         ok.then_some(name)
     };
     if let Some(rest) = uri.strip_prefix(TASK_PREFIX) {
         let slug = decode(rest)?;
-        Some(Target::Task(strip_depot(slug.trim()).to_string()))
+        let bare = strip_depot(slug.trim()).trim();
+        (!bare.is_empty() && !bare.contains('/')).then(|| Target::Task(bare.to_string()))
     } else if let Some(rest) = uri.strip_prefix(VIEW_PREFIX) {
         Some(Target::View(decode(rest)?))
     } else {
@@ -183,10 +190,15 @@ impl CairnServer {
     /// `completion/complete`: task slugs for `slug` of [`TASK_TEMPLATE`],
     /// view names (built-in and user, from `(views)`) for `name` of
     /// [`VIEW_TEMPLATE`], by prefix; nothing for any other reference.
+    /// Errors: [`COMPLETION_NEEDS_READ`] when the session was not granted
+    /// `read` (slugs and view names are what the read tools show).
     pub(super) async fn complete_argument(
         &self,
         request: CompleteRequestParams,
     ) -> Result<CompleteResult, McpError> {
+        if !self.grants.contains(&crate::session::Capability::Read) {
+            return Err(McpError::invalid_request(COMPLETION_NEEDS_READ, None));
+        }
         let Reference::Resource(r) = &request.r#ref else {
             return Ok(CompleteResult::new(completion(Vec::new(), 0)));
         };
@@ -250,6 +262,14 @@ mod tests {
         assert_eq!(parse_uri("cairn://tasks/"), None);
         assert_eq!(parse_uri("cairn://tasks/a/b"), None);
         assert_eq!(parse_uri("cairn://tasks/a%2Fb"), None);
+        assert_eq!(parse_uri("cairn://tasks/:"), None);
+        assert_eq!(parse_uri("cairn://tasks/x:"), None);
+        assert_eq!(parse_uri("cairn://tasks/%3A"), None);
+        assert_eq!(
+            parse_uri("cairn://views/team%2Fready"),
+            Some(Target::View("team/ready".into()))
+        );
+        assert_eq!(parse_uri("cairn://views/team/ready"), None);
         assert_eq!(parse_uri("cairn://views/%FF"), None);
         assert_eq!(parse_uri("cairn://prompts/cairn-method"), None);
         assert_eq!(parse_uri("file:///x"), None);

@@ -35,6 +35,14 @@ pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
 /// How often subscribed views are re-run even when nothing committed.
 pub const VIEW_REFRESH: Duration = Duration::from_secs(5);
 
+/// The most URIs one session may subscribe to.
+pub const MAX_SUBSCRIPTIONS: usize = 1000;
+
+/// The most distinct views one session may subscribe to (each is re-run on
+/// every commit and every [`VIEW_REFRESH`]; URIs naming the same view share
+/// one run).
+pub const MAX_VIEWS: usize = 16;
+
 /// One subscribed URI: what it names and, for a view, the text last seen.
 #[derive(Debug, Clone)]
 struct Entry {
@@ -132,6 +140,9 @@ impl CairnServer {
         peer: Peer<RoleServer>,
     ) -> Result<(), McpError> {
         let target = parse_uri(uri).ok_or_else(|| unknown_resource(uri))?;
+        self.subs
+            .admits(uri, &target)
+            .map_err(|m| McpError::invalid_request(m, None))?;
         let start = !self.subs.watching();
         let server = self.clone();
         let t = target.clone();
@@ -172,6 +183,35 @@ impl Subscriptions {
     /// True while a watcher runs (at least one subscription exists).
     pub fn watching(&self) -> bool {
         self.lock().stop.is_some()
+    }
+
+    /// Whether `uri` (naming `target`) may be added: always when it is
+    /// already subscribed; else within [`MAX_SUBSCRIPTIONS`] URIs and
+    /// [`MAX_VIEWS`] distinct views. Errors: the sentence to answer with.
+    pub fn admits(&self, uri: &str, target: &Target) -> Result<(), String> {
+        let subs = self.lock();
+        if subs.entries.contains_key(uri) {
+            return Ok(());
+        }
+        if subs.entries.len() >= MAX_SUBSCRIPTIONS {
+            return Err(format!(
+                "This session holds {MAX_SUBSCRIPTIONS} subscriptions, the most one session may; unsubscribe from one first."
+            ));
+        }
+        if let Target::View(_) = target {
+            let views: BTreeSet<&Target> = subs
+                .entries
+                .values()
+                .map(|e| &e.target)
+                .filter(|t| matches!(t, Target::View(_)))
+                .collect();
+            if !views.contains(target) && views.len() >= MAX_VIEWS {
+                return Err(format!(
+                    "This session watches {MAX_VIEWS} views, the most one session may; unsubscribe from one first."
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The subscribed URIs, sorted.
@@ -266,24 +306,26 @@ impl Subscriptions {
             }
         }
         if moved || force_views {
-            let views: Vec<(String, Target)> = self
-                .lock()
-                .entries
-                .iter()
-                .filter(|(_, e)| matches!(e.target, Target::View(_)))
-                .map(|(uri, e)| (uri.clone(), e.target.clone()))
-                .collect();
-            for (uri, target) in views {
+            // Each distinct view runs once, whatever number of URIs name it.
+            let mut views: BTreeMap<Target, Vec<String>> = BTreeMap::new();
+            for (uri, e) in self.lock().entries.iter() {
+                if matches!(e.target, Target::View(_)) {
+                    views.entry(e.target.clone()).or_default().push(uri.clone());
+                }
+            }
+            for (target, uris) in views {
                 let Some(text) = reread.reread(&target) else {
                     return Poll::Gone;
                 };
                 let mut subs = self.lock();
-                // Unsubscribed while the view ran: nothing to say.
-                if let Some(e) = subs.entries.get_mut(&uri)
-                    && e.last.as_deref() != Some(text.as_str())
-                {
-                    e.last = Some(text);
-                    out.push(uri);
+                for uri in uris {
+                    // Unsubscribed while the view ran: nothing to say.
+                    if let Some(e) = subs.entries.get_mut(&uri)
+                        && e.last.as_deref() != Some(text.as_str())
+                    {
+                        e.last = Some(text.clone());
+                        out.push(uri);
+                    }
                 }
             }
         }
@@ -351,5 +393,82 @@ async fn watch(
     let mut inner = subs.lock();
     if inner.stop.as_ref().is_some_and(|s| s.is_cancelled()) {
         inner.stop = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn view(name: &str) -> Target {
+        Target::View(name.to_string())
+    }
+
+    #[test]
+    fn subscriptions_are_capped_per_session() {
+        let subs = Subscriptions::default();
+        for i in 0..MAX_VIEWS {
+            let t = view(&format!("v{i}"));
+            subs.admits(&format!("cairn://views/v{i}"), &t).unwrap();
+            subs.add(&format!("cairn://views/v{i}"), t, None);
+        }
+        assert_eq!(
+            subs.admits("cairn://views/w", &view("w")).unwrap_err(),
+            "This session watches 16 views, the most one session may; unsubscribe from one first."
+        );
+        // Another spelling of a watched view, and a task, still fit.
+        assert!(subs.admits("cairn://views/%76%30", &view("v0")).is_ok());
+        let task = Target::Task("t".into());
+        assert!(subs.admits("cairn://tasks/t", &task).is_ok());
+        for i in MAX_VIEWS..MAX_SUBSCRIPTIONS {
+            subs.add(
+                &format!("cairn://tasks/t{i}"),
+                Target::Task(format!("t{i}")),
+                None,
+            );
+        }
+        assert_eq!(
+            subs.admits("cairn://tasks/t", &task).unwrap_err(),
+            "This session holds 1000 subscriptions, the most one session may; unsubscribe from one first."
+        );
+        // Subscribing again to a held URI is always accepted.
+        assert!(subs.admits("cairn://views/v3", &view("v3")).is_ok());
+    }
+
+    struct Counting(AtomicUsize);
+
+    impl Reread for Arc<Counting> {
+        fn reread(&self, _target: &Target) -> Option<String> {
+            let n = self.0.fetch_add(1, Ordering::SeqCst);
+            Some(format!("text {n}"))
+        }
+    }
+
+    #[test]
+    fn uris_naming_one_view_share_one_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("cairn.db");
+        crate::store::Store::open(&db).unwrap();
+        let mut counter = ChangeCounter::open(&db).unwrap();
+        let subs = Subscriptions::default();
+        for uri in [
+            "cairn://views/ready",
+            "cairn://views/%72eady",
+            "cairn://views/re%61dy",
+        ] {
+            subs.add(uri, view("ready"), Some("old".into()));
+        }
+        subs.add("cairn://views/recent", view("recent"), Some("old".into()));
+        let runs = Arc::new(Counting(AtomicUsize::new(0)));
+        let Poll::Notify(uris) = subs.poll(&mut counter, &runs, true) else {
+            panic!("the session is there");
+        };
+        assert_eq!(
+            runs.0.load(Ordering::SeqCst),
+            2,
+            "one run per distinct view"
+        );
+        assert_eq!(uris.len(), 4, "{uris:?}");
     }
 }
