@@ -8,9 +8,9 @@
 
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags, params};
+use rusqlite::{Connection, params};
 
-use super::{BUSY_TIMEOUT, StoreError};
+use super::StoreError;
 
 /// Which of the given tasks had events after a mark: one statement over the
 /// event log (a rowid range scan from the mark). An event touches task `S`
@@ -41,14 +41,7 @@ impl ChangeCounter {
     /// 30 s busy timeout) to the store at `db` and reads its `data_version`
     /// as the starting point. Errors: [`StoreError::Sqlite`].
     pub fn open(db: &Path) -> Result<ChangeCounter, StoreError> {
-        let conn = Connection::open_with_flags(
-            db,
-            OpenFlags::SQLITE_OPEN_READ_ONLY
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                | OpenFlags::SQLITE_OPEN_URI,
-        )?;
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "query_only", "ON")?;
+        let conn = super::open::open_read_only(db)?;
         let version = data_version(&conn)?;
         Ok(ChangeCounter { conn, version })
     }

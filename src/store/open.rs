@@ -112,15 +112,7 @@ impl Store {
     /// A NEW read-only connection to the same file (`SQLITE_OPEN_READ_ONLY`,
     /// 30 s busy timeout, `query_only`). Errors: [`StoreError::Sqlite`].
     pub fn reader(&self) -> Result<Connection, StoreError> {
-        let conn = Connection::open_with_flags(
-            &self.path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                | OpenFlags::SQLITE_OPEN_URI,
-        )?;
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "query_only", "ON")?;
-        Ok(conn)
+        open_read_only(&self.path)
     }
 
     /// The number of events in the log.
@@ -344,6 +336,22 @@ fn run_step(conn: &Connection, step: &Step) -> Result<(), StoreError> {
         }
     }
     Ok(())
+}
+
+/// A read-only connection to the database at `path`
+/// (`SQLITE_OPEN_READ_ONLY`, 30 s busy timeout, `query_only`): what every
+/// reader of the store opens (`Store::reader`, the warm reader, the change
+/// counter). Errors: [`StoreError::Sqlite`].
+pub(crate) fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "query_only", "ON")?;
+    Ok(conn)
 }
 
 #[cfg(test)]

@@ -10,10 +10,10 @@ use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::sync::Arc;
 
-use rusqlite::{Connection, OpenFlags};
+use rusqlite::Connection;
 
 use super::error::StoreError;
-use super::open::{BUSY_TIMEOUT, Store};
+use super::open::Store;
 
 /// How many prepared statements one warm reader keeps (rusqlite's LRU
 /// statement cache; the default is 16).
@@ -77,14 +77,7 @@ impl WarmReader {
     /// Opens a read-only connection to `path` (30 s busy timeout).
     /// Errors: [`StoreError::Sqlite`].
     pub fn open(path: &Path) -> Result<WarmReader, StoreError> {
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_ONLY
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX
-                | OpenFlags::SQLITE_OPEN_URI,
-        )?;
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "query_only", "ON")?;
+        let conn = super::open::open_read_only(path)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         Ok(WarmReader {
             conn,

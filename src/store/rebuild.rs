@@ -319,11 +319,23 @@ fn refold_aside(conn: &Connection) -> Result<i64, StoreError> {
 /// `conn`, ordered by `(ts, event_id)` (the fold is order-independent, so
 /// late events land correctly). Returns how many were folded.
 fn fold_events_after(conn: &Connection, through: i64) -> Result<usize, StoreError> {
-    let mut stmt = conn.prepare(
+    fold_selected(
+        conn,
         "SELECT event_id, task_id, type, ts, data FROM main.events WHERE seq > ?1
          ORDER BY ts, event_id",
-    )?;
-    let mut rows = stmt.query(params![through])?;
+        params![through],
+    )
+}
+
+/// Folds, in order, the events `sql` selects as `(event_id, task_id, type,
+/// ts, data)` with `args` bound. Returns how many were folded.
+fn fold_selected(
+    conn: &Connection,
+    sql: &str,
+    args: impl rusqlite::Params,
+) -> Result<usize, StoreError> {
+    let mut stmt = conn.prepare(sql)?;
+    let mut rows = stmt.query(args)?;
     let mut n = 0;
     while let Some(row) = rows.next()? {
         let event_id: String = row.get(0)?;
@@ -353,33 +365,12 @@ fn fold_events_after(conn: &Connection, through: i64) -> Result<usize, StoreErro
 /// build that did not know the type kept unfolded). Returns how many.
 pub(crate) fn refold_types(conn: &Connection, types: &[&str]) -> Result<usize, StoreError> {
     let list = serde_json::to_string(types).unwrap_or_else(|_| "[]".to_string());
-    let mut stmt = conn.prepare(
+    fold_selected(
+        conn,
         "SELECT event_id, task_id, type, ts, data FROM main.events
          WHERE type IN (SELECT value FROM json_each(?1)) ORDER BY ts, event_id",
-    )?;
-    let mut rows = stmt.query(params![list])?;
-    let mut n = 0;
-    while let Some(row) = rows.next()? {
-        let event_id: String = row.get(0)?;
-        let task_id: String = row.get(1)?;
-        let event_type: String = row.get(2)?;
-        let ts: i64 = row.get(3)?;
-        let data: String = row.get(4)?;
-        let data: serde_json::Value =
-            serde_json::from_str(&data).unwrap_or(serde_json::Value::Null);
-        fold(
-            conn,
-            &FoldInput {
-                event_id: &event_id,
-                task_id: &task_id,
-                event_type: &event_type,
-                ts,
-                data: &data,
-            },
-        )?;
-        n += 1;
-    }
-    Ok(n)
+        params![list],
+    )
 }
 
 /// The short write transaction of a rebuild, on `conn` (a FRESH connection
