@@ -660,3 +660,43 @@ async fn completion_needs_read_and_an_empty_slug_is_not_a_resource() {
     }
     c.cancel().await.unwrap();
 }
+
+/// A claim that lapses makes no event, yet a subscribed task's text loses
+/// its `claimed:` line then: the watcher compares live claims on its 5 s
+/// tick and notifies (spec/tq.md §9 "Where it shows").
+#[tokio::test(flavor = "current_thread")]
+async fn a_subscribed_task_hears_its_claim_lapse() {
+    let (dir, db) = store();
+    let a = create(&db, "leased task").await;
+    let b = create(&db, "other leased task").await;
+    let claim = |slug: &str| format!("(-> (node \"{slug}\") (:claim! 3) (:ids))");
+    let start = Instant::now();
+    cairn(&db, &["--as", "ana", "query", "--write", &claim(&a)]).await;
+    let (c, mut rx) = spawn(&db, "watcher", &dir.path().join("e.log")).await;
+    let uri = format!("cairn://tasks/{a}");
+    c.subscribe(SubscribeRequestParams::new(uri.clone()))
+        .await
+        .unwrap();
+    assert!(
+        read_text(&c, &uri)
+            .await
+            .unwrap()
+            .contains("\n  claimed: ana until ")
+    );
+    // b's claim is an event on an unsubscribed task: nothing for a.
+    cairn(&db, &["--as", "bob", "query", "--write", &claim(&b)]).await;
+    let (got, at) = next(&mut rx, Duration::from_secs(12))
+        .await
+        .expect("a notification once the lease ran out");
+    assert_eq!(got, uri);
+    assert!(
+        at.duration_since(start) >= Duration::from_secs(2),
+        "too early"
+    );
+    assert!(!read_text(&c, &uri).await.unwrap().contains("claimed:"));
+    assert!(
+        next(&mut rx, Duration::from_secs(6)).await.is_none(),
+        "only once"
+    );
+    c.cancel().await.unwrap();
+}

@@ -43,11 +43,14 @@ pub const MAX_SUBSCRIPTIONS: usize = 1000;
 /// one run).
 pub const MAX_VIEWS: usize = 16;
 
-/// One subscribed URI: what it names and, for a view, the text last seen.
+/// One subscribed URI: what it names and, for a view, the text last seen;
+/// for a task, its live claim owner last seen (`None` until first looked
+/// at), so a claim that lapses with no event is still heard.
 #[derive(Debug, Clone)]
 struct Entry {
     target: Target,
     last: Option<String>,
+    claim: Option<Option<String>>,
 }
 
 #[derive(Debug, Default)]
@@ -157,13 +160,31 @@ impl CairnServer {
             } else {
                 None
             };
-            Ok((counter, server.read_target(&t)?))
+            let text = server.read_target(&t)?;
+            // A task's live claim now, so a lease running out is heard.
+            let claim = match &t {
+                Target::Task(slug) => {
+                    let st = server.lock();
+                    crate::store::changes::live_claims(
+                        st.store.conn(),
+                        std::slice::from_ref(slug),
+                        crate::store::now(),
+                    )
+                    .ok()
+                    .map(|rows| rows.into_iter().next().and_then(|(_, owner)| owner))
+                }
+                Target::View(_) => None,
+            };
+            Ok((counter, text, claim))
         });
-        let (counter, text) = job.await.map_err(|_| {
+        let (counter, text, claim) = job.await.map_err(|_| {
             McpError::internal_error("The subscription failed; nothing was recorded.", None)
         })??;
         let last = matches!(target, Target::View(_)).then_some(text);
         self.subs.add(uri, target, last);
+        if claim.is_some() {
+            self.subs.seen_claim(uri, claim);
+        }
         if let Some((counter, mark)) = counter {
             self.subs.start(counter, mark, peer, self.downgrade());
         }
@@ -222,9 +243,22 @@ impl Subscriptions {
     /// Subscribes `uri` (naming `target`); `last` is the view's current text
     /// (`None` for a task). Subscribing again replaces the entry.
     pub fn add(&self, uri: &str, target: Target, last: Option<String>) {
-        self.lock()
-            .entries
-            .insert(uri.to_string(), Entry { target, last });
+        self.lock().entries.insert(
+            uri.to_string(),
+            Entry {
+                target,
+                last,
+                claim: None,
+            },
+        );
+    }
+
+    /// Records `claim` (`Some(live owner or None)`) as the claim last seen
+    /// on the task `uri` names.
+    pub fn seen_claim(&self, uri: &str, claim: Option<Option<String>>) {
+        if let Some(e) = self.lock().entries.get_mut(uri) {
+            e.claim = claim;
+        }
     }
 
     /// Unsubscribes `uri` (nothing when it was not subscribed); stops the
@@ -306,6 +340,7 @@ impl Subscriptions {
             }
         }
         if moved || force_views {
+            self.claims_lapsed(counter, &mut out);
             // Each distinct view runs once, whatever number of URIs name it.
             let mut views: BTreeMap<Target, Vec<String>> = BTreeMap::new();
             for (uri, e) in self.lock().entries.iter() {
@@ -330,6 +365,46 @@ impl Subscriptions {
             }
         }
         Poll::Notify(out)
+    }
+}
+
+impl Subscriptions {
+    /// Adds to `out` the subscribed task URIs whose live claim owner
+    /// differs from the one last seen (a lease that ran out makes no event);
+    /// the first look at a task only records it. A failed read notifies
+    /// nothing (logged).
+    fn claims_lapsed(&self, counter: &ChangeCounter, out: &mut Vec<String>) {
+        let slugs: Vec<String> = {
+            let subs = self.lock();
+            let set: BTreeSet<String> = subs
+                .entries
+                .values()
+                .filter_map(|e| match &e.target {
+                    Target::Task(slug) => Some(slug.clone()),
+                    Target::View(_) => None,
+                })
+                .collect();
+            set.into_iter().collect()
+        };
+        let owners = match counter.live_claims(&slugs, crate::store::now()) {
+            Ok(o) => o.into_iter().collect::<BTreeMap<String, Option<String>>>(),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the claims");
+                return;
+            }
+        };
+        let mut subs = self.lock();
+        for (uri, e) in subs.entries.iter_mut() {
+            let Target::Task(slug) = &e.target else {
+                continue;
+            };
+            let now = owners.get(slug).cloned().flatten();
+            let changed = e.claim.as_ref().is_some_and(|seen| *seen != now);
+            e.claim = Some(now);
+            if changed && !out.contains(uri) {
+                out.push(uri.clone());
+            }
+        }
     }
 }
 

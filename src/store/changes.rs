@@ -29,6 +29,16 @@ WHERE e.seq > ?1
 GROUP BY s.value
 ORDER BY s.value";
 
+/// The live claim owner of each task named in `?1` (a JSON array of slugs)
+/// at `?2` (Unix seconds): the owner while `claim_until > ?2` and the task
+/// is neither completed nor abandoned, else NULL (spec/tq.md §9). Rows are
+/// (slug, owner) by slug; unknown slugs are left out.
+pub const LIVE_CLAIMS_SQL: &str = "SELECT t.slug,
+       CASE WHEN t.claim_until > ?2 AND t.status NOT IN ('completed', 'abandoned')
+            THEN t.claim_owner END
+FROM json_each(?1) s JOIN tasks t ON t.slug = s.value
+ORDER BY t.slug";
+
 /// A dedicated read-only connection that watches the store for commits.
 #[derive(Debug)]
 pub struct ChangeCounter {
@@ -76,6 +86,35 @@ impl ChangeCounter {
         let rows = stmt.query_map(params![since, list], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
+}
+
+impl ChangeCounter {
+    /// The live claim owner of each of `slugs` at `now` (Unix seconds; see
+    /// [`LIVE_CLAIMS_SQL`]): a claim can lapse with no event, which only
+    /// this comparison sees. Errors: [`StoreError::Sqlite`].
+    pub fn live_claims(
+        &self,
+        slugs: &[String],
+        now: i64,
+    ) -> Result<Vec<(String, Option<String>)>, StoreError> {
+        live_claims(&self.conn, slugs, now)
+    }
+}
+
+/// [`ChangeCounter::live_claims`] on any connection to the store (one
+/// statement, [`LIVE_CLAIMS_SQL`]). Errors: [`StoreError::Sqlite`].
+pub fn live_claims(
+    conn: &Connection,
+    slugs: &[String],
+    now: i64,
+) -> Result<Vec<(String, Option<String>)>, StoreError> {
+    if slugs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list = serde_json::Value::from(slugs.to_vec()).to_string();
+    let mut stmt = conn.prepare_cached(LIVE_CLAIMS_SQL)?;
+    let rows = stmt.query_map(params![list, now], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
 fn data_version(conn: &Connection) -> Result<i64, StoreError> {
@@ -134,6 +173,26 @@ mod tests {
         assert_eq!(
             counter.touched(mark, &["b".to_string()]).unwrap(),
             Vec::<String>::new()
+        );
+        // Live claims: judged at `now`, gone once lapsed or dormant.
+        store
+            .write(&[
+                NewEvent::claim("s", 5, "a", "ana", 100),
+                NewEvent::claim("s", 5, "b", "bob", 100),
+                NewEvent::update_status("s", 6, "b", crate::store::Status::Completed),
+            ])
+            .unwrap();
+        let ab = ["a".to_string(), "b".to_string(), "zz".to_string()];
+        assert_eq!(
+            counter.live_claims(&ab, 99).unwrap(),
+            vec![
+                ("a".to_string(), Some("ana".to_string())),
+                ("b".to_string(), None)
+            ]
+        );
+        assert_eq!(
+            counter.live_claims(&ab, 100).unwrap(),
+            vec![("a".to_string(), None), ("b".to_string(), None)]
         );
         // A slug with quotes is a bound value, not SQL.
         assert!(
