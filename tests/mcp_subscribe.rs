@@ -7,6 +7,8 @@
 //! unsubscribe; and the stdio agent identity from `clientInfo.name`.
 #![allow(deprecated)] // resources/subscribe is "legacy-only" in rmcp; protocol 2025-11-25 has it.
 
+mod mcpfx;
+
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -490,20 +492,7 @@ async fn templates_reads_and_completion() {
 }
 
 async fn call(c: &Client, tool: &str, args: serde_json::Value) -> (String, bool) {
-    let res = c
-        .call_tool(
-            rmcp::model::CallToolRequestParams::new(tool.to_string())
-                .with_arguments(args.as_object().unwrap().clone()),
-        )
-        .await
-        .unwrap();
-    let text = res
-        .content
-        .iter()
-        .filter_map(|b| b.as_text().map(|t| t.text.clone()))
-        .collect::<Vec<_>>()
-        .join("");
-    (text, res.is_error == Some(true))
+    mcpfx::call_tool(c, tool, args).await
 }
 
 /// The agent name in the `session opened` line of `log`.

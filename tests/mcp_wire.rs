@@ -11,8 +11,10 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
+mod common;
+
 use cairn::session::Session;
-use cairn::store::{EdgeType, NewEvent, Store};
+use cairn::store::Store;
 use serde_json::{Value, json};
 
 /// A served connection: stdin to write lines, a channel of stdout lines.
@@ -289,30 +291,7 @@ fn stderr_is_quiet_for_tool_errors_and_caps_a_huge_unknown_tool_name() {
 fn heavy_store(dir: &Path) -> &'static str {
     let store = Store::open(&dir.join(".cairn/cairn.db")).unwrap();
     let sid = Session::new().id;
-    let s = |name: &str| format!("2026-01-01-{name}");
-    let mut events = Vec::new();
-    for i in 0..200 {
-        events.push(NewEvent::task_create(
-            &sid,
-            1,
-            &s(&format!("h{i:03}")),
-            None,
-            None,
-        ));
-    }
-    for i in 0..200 {
-        for d in 1..=20 {
-            let j = (i + d) % 200;
-            events.push(NewEvent::link(
-                &sid,
-                1,
-                &s(&format!("h{i:03}")),
-                &s(&format!("h{j:03}")),
-                EdgeType::Related,
-            ));
-        }
-    }
-    store.write(&events).unwrap();
+    store.write(&common::heavy_events(&sid)).unwrap();
     r#"(all (:follow :related) (all (:follow :related) (all (:follow :related) (all (:follow :related) (all (:follow :related) (matches :slug "2026"))))))"#
 }
 

@@ -6,36 +6,13 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use cairn::store::{EdgeType, NewEvent};
-use common::{Fx, s};
+use common::Fx;
 
 /// The time-limit fixture of `tq_plan_write.rs`, one hop deeper: 200 tasks,
 /// each related to the next 20; a predicate over it runs far past 10 s.
 fn heavy(f: &mut Fx) -> &'static str {
     let sid = f.session.id.clone();
-    let mut events = Vec::new();
-    for i in 0..200 {
-        events.push(NewEvent::task_create(
-            &sid,
-            1,
-            &s(&format!("h{i:03}")),
-            None,
-            None,
-        ));
-    }
-    for i in 0..200 {
-        for d in 1..=20 {
-            let j = (i + d) % 200;
-            events.push(NewEvent::link(
-                &sid,
-                1,
-                &s(&format!("h{i:03}")),
-                &s(&format!("h{j:03}")),
-                EdgeType::Related,
-            ));
-        }
-    }
-    f.write(events);
+    f.write(common::heavy_events(&sid));
     r#"(all (:follow :related) (all (:follow :related) (all (:follow :related) (all (:follow :related) (all (:follow :related) (matches :slug "2026"))))))"#
 }
 

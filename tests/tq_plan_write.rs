@@ -5,7 +5,6 @@ mod common;
 
 use std::time::Duration;
 
-use cairn::store::{EdgeType, NewEvent};
 use cairn::tq::Surface;
 use common::{Fx, REFUSED, s};
 
@@ -146,29 +145,7 @@ fn current_task_errors() {
 /// must visit 20^4 paths per task.
 fn heavy(f: &mut Fx) -> &'static str {
     let sid = f.session.id.clone();
-    let mut events = Vec::new();
-    for i in 0..200 {
-        events.push(NewEvent::task_create(
-            &sid,
-            1,
-            &s(&format!("h{i:03}")),
-            None,
-            None,
-        ));
-    }
-    for i in 0..200 {
-        for d in 1..=20 {
-            let j = (i + d) % 200;
-            events.push(NewEvent::link(
-                &sid,
-                1,
-                &s(&format!("h{i:03}")),
-                &s(&format!("h{j:03}")),
-                EdgeType::Related,
-            ));
-        }
-    }
-    f.write(events);
+    f.write(common::heavy_events(&sid));
     r#"(all (:follow :related) (all (:follow :related) (all (:follow :related) (all (:follow :related) (matches :slug "2026")))))"#
 }
 

@@ -162,3 +162,33 @@ pub fn seeded() -> Fx {
     f.current("parent");
     f
 }
+
+/// The time-limit fixture: 200 tasks `2026-01-01-h000` .. `h199`, each
+/// related to the next 20, so nested `all` over related hops visits 20^k
+/// paths per task (seconds of work; `tq_plan_write.rs`, `tq_cancel.rs`,
+/// `mcp_wire.rs`).
+pub fn heavy_events(sid: &str) -> Vec<NewEvent> {
+    let mut events = Vec::new();
+    for i in 0..200 {
+        events.push(NewEvent::task_create(
+            sid,
+            1,
+            &s(&format!("h{i:03}")),
+            None,
+            None,
+        ));
+    }
+    for i in 0..200 {
+        for d in 1..=20 {
+            let j = (i + d) % 200;
+            events.push(NewEvent::link(
+                sid,
+                1,
+                &s(&format!("h{i:03}")),
+                &s(&format!("h{j:03}")),
+                EdgeType::Related,
+            ));
+        }
+    }
+    events
+}

@@ -1,15 +1,15 @@
-//! Shared by the MCP client tests (`mcp_contract.rs`, `mcp_stdio.rs`): one
-//! `tools/call` through rmcp's client, returning the joined text blocks and
-//! whether the result was `isError: true`.
+//! Shared by the MCP client tests (`mcp_contract.rs`, `mcp_stdio.rs`,
+//! `mcp_subscribe.rs`, ...): one `tools/call` through rmcp's client, returning
+//! the joined text blocks and whether the result was `isError: true`.
 
-use rmcp::RoleClient;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
 
 /// Calls `tool` with the JSON object `args`; `(text, is_error)`.
-pub async fn call_tool(
-    c: &RunningService<RoleClient, ()>,
+pub async fn call_tool<H: ClientHandler>(
+    c: &RunningService<RoleClient, H>,
     tool: &str,
     args: Value,
 ) -> (String, bool) {
