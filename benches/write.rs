@@ -36,6 +36,73 @@ fn per_sec(n: usize, d: Duration) -> f64 {
     n as f64 / d.as_secs_f64()
 }
 
+/// The floor for the write path: the same 14 events per task appended by
+/// raw SQLite (rusqlite, WAL, `synchronous=NORMAL` as the store sets it) to
+/// one `events` table with the store's columns and unique keys, batches of
+/// 1400 rows per transaction — no fold, no projection, no per-task logs.
+fn raw_append(dir: &Path, tasks: usize, base: i64) -> Result<Duration, Box<dyn std::error::Error>> {
+    let conn = rusqlite::Connection::open(dir.join("raw.db"))?;
+    let _: String = conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.execute_batch(
+        "CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL UNIQUE,
+           event_key TEXT NOT NULL UNIQUE, task_id TEXT NOT NULL, type TEXT NOT NULL,
+           ts INTEGER NOT NULL, session_id TEXT NOT NULL, data TEXT NOT NULL);
+         CREATE INDEX events_task ON events(task_id, seq);
+         CREATE INDEX events_order ON events(ts, event_id);",
+    )?;
+    let start = Instant::now();
+    let mut n = 0usize;
+    let mut tx = conn.unchecked_transaction()?;
+    for t in 0..tasks {
+        let slug = format!("2026-12-01-bench-task-{t}");
+        let ts = base + i64::try_from(t)?;
+        for k in 0..14i64 {
+            tx.prepare_cached(
+                "INSERT INTO events(event_id, event_key, task_id, type, ts, session_id, data)
+                 VALUES (?1, ?2, ?3, 'observation', ?4, 'bench', ?5)",
+            )?
+            .execute(rusqlite::params![
+                format!("{t:020}{k:06}"),
+                format!("key-{t}-{k}"),
+                slug,
+                ts + k,
+                format!("{{\"text\":\"observation {k} about task {t}: tokenizer cache sqlite\"}}"),
+            ])?;
+            n += 1;
+            if n.is_multiple_of(1400) {
+                tx.commit()?;
+                tx = conn.unchecked_transaction()?;
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(start.elapsed())
+}
+
+/// The floor for rebuild: raw SQLite reads every event of the store at
+/// `db` in `(ts, event_id)` order and writes each into one plain table
+/// (what a fold does at the least), in one transaction.
+fn raw_refold(db: &Path) -> Result<Duration, Box<dyn std::error::Error>> {
+    let conn = rusqlite::Connection::open(db)?;
+    conn.execute_batch("CREATE TEMP TABLE refold(task_id TEXT, type TEXT, ts INTEGER, data TEXT)")?;
+    let start = Instant::now();
+    let tx = conn.unchecked_transaction()?;
+    {
+        let mut read =
+            tx.prepare("SELECT task_id, type, ts, data FROM events ORDER BY ts, event_id")?;
+        let mut write = tx.prepare("INSERT INTO refold VALUES (?1, ?2, ?3, ?4)")?;
+        let mut rows = read.query([])?;
+        while let Some(r) = rows.next()? {
+            let (a, b, c, d): (String, String, i64, String) =
+                (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?);
+            write.execute(rusqlite::params![a, b, c, d])?;
+        }
+    }
+    tx.commit()?;
+    Ok(start.elapsed())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tasks: usize = std::env::var("CAIRN_BENCH_TASKS")
         .ok()
@@ -94,6 +161,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "build: {tasks} tasks, {events} events in {took:.1?} ({:.0} events/s, batches of 1400)",
         per_sec(events, took)
     );
+    let raw_build = raw_append(dir.path(), tasks, base)?;
+    println!(
+        "raw SQLite append: {events} events in {raw_build:.1?} ({:.0} events/s; ours ÷ raw time {:.1}×)",
+        per_sec(events, raw_build),
+        took.as_secs_f64() / raw_build.as_secs_f64()
+    );
     let (bytes, alloc) = du(&dir.path().join(".cairn/tasks"));
     println!(
         "size: .cairn/tasks/ holds {:.1} MiB of lines ({:.1} MiB allocated on disk, {tasks} files)",
@@ -146,6 +219,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "rebuild: {total} events in {took:.1?} ({:.0} events/s)",
         per_sec(total, took)
+    );
+    let raw_rebuild = raw_refold(&db)?;
+    println!(
+        "raw SQLite refold: {total} events read in (ts, event_id) order and written to one table in {raw_rebuild:.1?} ({:.0} events/s; ours ÷ raw time {:.1}×)",
+        per_sec(total, raw_rebuild),
+        took.as_secs_f64() / raw_rebuild.as_secs_f64()
     );
     drop(store);
 
