@@ -60,6 +60,23 @@ pub enum StoreError {
         /// What is wrong, e.g. `data.status must be one of open, active, ...`.
         reason: String,
     },
+    /// A write whose events could not be written to their task's log, so it
+    /// is refused before it is acknowledged (docs/store.md "Limits that
+    /// agree"): a line over [`crate::store::log::MAX_LINE_BYTES`] or a log
+    /// that would pass [`crate::store::log::MAX_LOG_WRITE_BYTES`].
+    #[error("Nothing was recorded: {0}")]
+    TooLargeToLog(String),
+    /// `rebuild --from-logs` found database events the logs lack and could
+    /// not export them; it changed nothing (docs/store.md "Rebuild").
+    #[error(
+        "rebuild --from-logs changed nothing: {missing} event(s) in the database are missing from the logs and could not be written there (the first for task {first}); fix the log folder (see the lines above) and run it again."
+    )]
+    RebuildWouldDrop {
+        /// How many database events the logs lack.
+        missing: usize,
+        /// The subject of the first of them.
+        first: String,
+    },
     /// The global scratch store has no home (neither XDG_DATA_HOME nor HOME is set).
     #[error(
         "cannot place the global scratch store: neither XDG_DATA_HOME nor HOME is set; pass --db PATH or set CAIRN_DB."

@@ -321,6 +321,9 @@ impl Store {
             lines: Vec::new(),
         };
         let value = f(&mut wtx)?;
+        // Refused before it is acknowledged when a line could not be logged
+        // or read back (issue 19): dropping `wtx` rolls the transaction back.
+        super::log::check_loggable(self.logs.as_ref(), &wtx.lines)?;
         wtx.tx.commit().map_err(StoreError::from)?;
         self.after_commit(&wtx.lines, guard)?;
         Ok(value)

@@ -168,6 +168,47 @@ pub fn read_epoch(path: &Path) -> u64 {
 /// `cairn-test: committed` on stderr, so a test can SIGKILL it there.
 pub const PAUSE_AFTER_COMMIT: &str = "CAIRN_TEST_PAUSE_AFTER_COMMIT";
 
+/// Checks that `lines` (a write's events, not yet committed) can be logged
+/// and read back: each line at most [`super::MAX_LINE_BYTES`] bytes, and,
+/// for a store with logs, each subject's log openable for appending (its
+/// folder created; a symlink, a non-regular file or an OS error refuses)
+/// and not grown past [`super::MAX_LOG_WRITE_BYTES`]. Errors:
+/// [`StoreError::TooLargeToLog`], [`StoreError::Io`].
+pub(crate) fn check_loggable(
+    logs: Option<&Logs>,
+    lines: &[(i64, LogLine)],
+) -> Result<(), StoreError> {
+    let mut per_file: BTreeMap<&str, u64> = BTreeMap::new();
+    for (_, l) in lines {
+        let len = l.encode().len();
+        if len - 1 > super::MAX_LINE_BYTES {
+            return Err(StoreError::TooLargeToLog(format!(
+                "the {} event for {} would be a {}-byte log line, over the {} MiB limit of a log line; shorten the text.",
+                l.event_type,
+                l.task_id,
+                len - 1,
+                super::MAX_LINE_BYTES >> 20
+            )));
+        }
+        *per_file.entry(l.task_id.as_str()).or_default() += len as u64;
+    }
+    let Some(logs) = logs else {
+        return Ok(());
+    };
+    for (slug, add) in per_file {
+        let path = logs.log_path(slug);
+        let file = open_for_append(&path)?;
+        let size = file.metadata().map_err(|e| StoreError::io(&path, e))?.len();
+        if size + add > super::MAX_LOG_WRITE_BYTES {
+            return Err(StoreError::TooLargeToLog(format!(
+                "the log of task {slug} holds {size} bytes and this write would grow it past {} MiB; record the rest on another task.",
+                super::MAX_LOG_WRITE_BYTES >> 20
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl Store {
     /// The append lock a writer holds shared across its transaction and
     /// append (`None` for a store without logs). Errors: [`StoreError::Io`].

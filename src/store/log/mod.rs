@@ -19,12 +19,13 @@ pub mod safe;
 
 use std::path::{Path, PathBuf};
 
+pub(crate) use append::check_loggable;
 pub use append::{AppendGuard, append_lines, bump_epoch, read_epoch};
 pub use check::LogCheck;
 pub use import::ImportSummary;
 pub use line::{LogLine, ParsedLine};
 pub use reconcile::ReconcileReport;
-pub use safe::{MAX_LINE_BYTES, MAX_LOG_BYTES};
+pub use safe::{MAX_LINE_BYTES, MAX_LOG_BYTES, MAX_LOG_WRITE_BYTES};
 
 use super::error::StoreError;
 
@@ -132,24 +133,66 @@ fn ensure_lines(path: &Path, lines: &[&str]) -> Result<(), StoreError> {
     std::fs::write(path, text).map_err(|e| StoreError::io(path, e))
 }
 
-/// The folder name of a slug: the slug itself when it is made of
-/// `A-Z a-z 0-9 . _ - @` and does not start with `.`; otherwise every other
-/// byte (and a leading `.`) is written `%XX`, so the mapping is injective and
-/// never leaves `tasks/`.
+/// The longest folder name [`dir_name`] returns (bytes): 255 is the limit
+/// of ext4, XFS, APFS, NTFS and most other file systems.
+pub const MAX_DIR_NAME_BYTES: usize = 255;
+
+/// How many bytes of a long slug's encoding [`dir_name`] keeps before the
+/// `~` and the hash (cut at a character boundary).
+const LONG_PREFIX_BYTES: usize = 200;
+
+/// The folder name of a slug (docs/store.md "Log folders"): the slug itself
+/// when it is made of `A-Z a-z 0-9 . _ - @` and does not start with `.`;
+/// otherwise every other byte (and a leading `.`) is written `%XX`, so the
+/// mapping is injective and never leaves `tasks/`.
+///
+/// When that encoding would pass [`MAX_DIR_NAME_BYTES`] bytes (a non-ASCII
+/// name: a 4-word Cyrillic slug encodes to ~360 bytes), the name is the
+/// encoding of the slug's first characters (at most 200 bytes, never cut
+/// inside a character), then `~`, then the first 16 hex digits of the
+/// SHA-256 of the whole slug: bounded, stable across machines, readable as
+/// far as the slug is ASCII, and still distinct from every short name
+/// (those write `~` as `%7E`).
 pub fn dir_name(slug: &str) -> String {
     let safe = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'@');
-    let mut out = String::with_capacity(slug.len());
-    for (i, b) in slug.bytes().enumerate() {
-        if safe(b) && !(i == 0 && b == b'.') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
+    let encode_char = |out: &mut String, c: char, first: bool| {
+        let mut buf = [0u8; 4];
+        for b in c.encode_utf8(&mut buf).bytes() {
+            if safe(b) && !(first && b == b'.') {
+                out.push(char::from(b));
+            } else {
+                out.push_str(&format!("%{b:02X}"));
+            }
         }
+    };
+    let mut out = String::with_capacity(slug.len());
+    for (i, c) in slug.chars().enumerate() {
+        encode_char(&mut out, c, i == 0);
     }
     if out.is_empty() {
         out.push_str("%00");
     }
-    out
+    if out.len() <= MAX_DIR_NAME_BYTES {
+        return out;
+    }
+    let mut prefix = String::with_capacity(LONG_PREFIX_BYTES + 12);
+    for (i, c) in slug.chars().enumerate() {
+        let mut one = String::new();
+        encode_char(&mut one, c, i == 0);
+        if prefix.len() + one.len() > LONG_PREFIX_BYTES {
+            break;
+        }
+        prefix.push_str(&one);
+    }
+    let digest = {
+        use sha2::{Digest, Sha256};
+        Sha256::digest(slug.as_bytes())
+    };
+    prefix.push('~');
+    for b in &digest[..8] {
+        prefix.push_str(&format!("{b:02x}"));
+    }
+    prefix
 }
 
 /// The index file of the git repository whose work tree is `project`: for a
@@ -177,5 +220,35 @@ mod tests {
         assert_eq!(dir_name("a/b"), "a%2Fb");
         assert_eq!(dir_name("a%2Fb"), "a%252Fb");
         assert_eq!(dir_name(""), "%00");
+        assert_eq!(dir_name("a~b"), "a%7Eb");
+    }
+
+    #[test]
+    fn long_names_are_bounded_stable_and_distinct() {
+        let cyr = "2026-12-01-переосмыслить-архитектуру-распределённого-планировщика";
+        let d = dir_name(cyr);
+        assert!(d.len() <= MAX_DIR_NAME_BYTES, "{} bytes", d.len());
+        assert!(d.starts_with("2026-12-01-%D0%BF%D0%B5"), "{d}");
+        let (prefix, hash) = d.rsplit_once('~').unwrap();
+        assert!(prefix.len() <= 200, "{}", prefix.len());
+        assert_eq!(hash.len(), 16);
+        assert_eq!(dir_name(cyr), d, "stable");
+        let other = format!("{cyr}-2");
+        assert_ne!(dir_name(&other), d, "distinct past the cut");
+        // A prefix never ends inside a character's %XX run.
+        assert!(
+            !prefix.ends_with("%D0") && !prefix.ends_with("%D1"),
+            "{prefix}"
+        );
+        let chinese = "2026-12-01-重新思考分布式调度器的架构设计与实现方案以及测试计划和部署流程";
+        assert!(dir_name(chinese).len() <= MAX_DIR_NAME_BYTES);
+        let ascii = "a".repeat(255);
+        assert_eq!(
+            dir_name(&ascii),
+            ascii,
+            "a 255-byte ASCII slug keeps its name"
+        );
+        let longer = "a".repeat(256);
+        assert_eq!(dir_name(&longer).len(), 200 + 1 + 16);
     }
 }

@@ -383,6 +383,10 @@ impl Store {
             if changed.is_empty() && !clear {
                 return Ok(());
             }
+            if clear {
+                drop(known);
+                refuse_to_drop(&self.conn, &seen)?;
+            }
             let tx =
                 rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
             if clear {
@@ -569,6 +573,31 @@ impl Drop for Store {
     /// only costs that re-read).
     fn drop(&mut self) {
         let _ = self.flush_watermarks();
+    }
+}
+
+/// The guard of `rebuild --from-logs` (issue 19): every database event must
+/// be among the logs' valid lines (`in_logs`, their content keys) before the
+/// events are replaced by those lines. Errors:
+/// [`StoreError::RebuildWouldDrop`] naming how many are missing and the
+/// first one's task, [`StoreError::Sqlite`].
+fn refuse_to_drop(conn: &Connection, in_logs: &HashSet<String>) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare("SELECT event_key, task_id FROM events ORDER BY seq")?;
+    let mut rows = stmt.query([])?;
+    let mut missing = 0;
+    let mut first = None;
+    while let Some(r) = rows.next()? {
+        let key: String = r.get(0)?;
+        if !in_logs.contains(&key) {
+            missing += 1;
+            if first.is_none() {
+                first = Some(r.get::<_, String>(1)?);
+            }
+        }
+    }
+    match first {
+        Some(first) => Err(StoreError::RebuildWouldDrop { missing, first }),
+        None => Ok(()),
     }
 }
 

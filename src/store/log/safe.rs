@@ -11,11 +11,22 @@ use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-/// The largest log file read (bytes, 64 MiB); a larger one is skipped.
-pub const MAX_LOG_BYTES: u64 = 64 << 20;
+/// The largest log file read (bytes, 256 MiB); a larger one is skipped.
+pub const MAX_LOG_BYTES: u64 = 256 << 20;
 
-/// The longest line parsed (bytes, 1 MiB); a longer one is malformed.
-pub const MAX_LINE_BYTES: usize = 1 << 20;
+/// The largest size a write may grow a log to (bytes, 224 MiB): a write
+/// that would pass it is refused before it is acknowledged
+/// ([`crate::store::StoreError::TooLargeToLog`]). The 32 MiB below
+/// [`MAX_LOG_BYTES`] absorb writers appending to one log at the same moment
+/// (each checks the size it sees), so a log a write grew is always read back.
+pub const MAX_LOG_WRITE_BYTES: u64 = MAX_LOG_BYTES - (32 << 20);
+
+/// The longest line parsed (bytes, 8 MiB, the newline excluded); a longer
+/// one is malformed. The write boundary refuses an event whose line would be
+/// longer ([`crate::store::StoreError::TooLargeToLog`]), so every
+/// acknowledged event can be read back: the largest text a tool accepts
+/// (1,000,000 characters) escapes to at most 6,000,000 bytes.
+pub const MAX_LINE_BYTES: usize = 8 << 20;
 
 /// What reading one log gave.
 #[derive(Debug)]
@@ -143,7 +154,7 @@ mod tests {
             .set_len(MAX_LOG_BYTES + 1)
             .unwrap();
         assert!(
-            matches!(read_log_file(&big).unwrap(), LogRead::Refused(r) if r.ends_with("larger than 64 MiB"))
+            matches!(read_log_file(&big).unwrap(), LogRead::Refused(r) if r.ends_with("larger than 256 MiB"))
         );
     }
 }

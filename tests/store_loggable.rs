@@ -1,0 +1,191 @@
+//! Issue 19, item 1: every acknowledged event is representable in the logs.
+//! A name whose folder would pass 255 bytes, a note of 999,000 `é`, and the
+//! largest note a tool accepts are logged, verified and survive
+//! `rebuild --from-logs`; a write whose line could not be read back is
+//! refused before it is acknowledged; and a rebuild never drops an event
+//! the database holds and the logs lack.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cairn::store::log::{MAX_DIR_NAME_BYTES, MAX_LINE_BYTES};
+use cairn::store::{NewEvent, Store, StoreError};
+
+const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
+
+/// `cairn ARGS` in `dir` with a private HOME: (stdout, stderr, exit code).
+fn cairn_in(dir: &Path, args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(CAIRN)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CAIRN_DB")
+        .env_remove("CAIRN_NOW")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+/// A project folder with `.git/` and an opened store at `.cairn/cairn.db`.
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let t = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(t.path().join(".git")).unwrap();
+    std::fs::create_dir_all(t.path().join(".cairn")).unwrap();
+    let db = t.path().join(".cairn").join("cairn.db");
+    (t, db)
+}
+
+/// The names of the folders under `.cairn/tasks`, sorted.
+fn folders(root: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(root.join(".cairn/tasks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_long_non_ascii_name_is_logged_verified_and_rebuilt() {
+    let (t, _db) = project();
+    let root = t.path();
+    let (out, err, code) = cairn_in(root, &["add", "short plan task"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (out, err, code) = cairn_in(
+        root,
+        &[
+            "add",
+            "Переосмыслить архитектуру распределённого планировщика",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        !err.contains("could not append"),
+        "the append failed after the acknowledgement: {err}"
+    );
+    let names = folders(root);
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names.iter().all(|n| n.len() <= MAX_DIR_NAME_BYTES),
+        "{names:?}"
+    );
+    let (out, err, code) = cairn_in(root, &["verify"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("logs: ok"), "{out}");
+    let (out, err, code) = cairn_in(root, &["rebuild", "--from-logs"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (out, _, _) = cairn_in(root, &["query", "(-> (all) (:count))"]);
+    assert_eq!(out.trim(), "2");
+}
+
+#[test]
+fn the_largest_notes_are_logged_and_read_back() {
+    let (_t, db) = project();
+    let store = Store::open(&db).unwrap();
+    let slug = "2026-12-01-big-notes";
+    store
+        .write(&[NewEvent::task_create("s1", 1, slug, None, None)])
+        .unwrap();
+    // 999,000 × é: ~2 MB of UTF-8, over the old 1 MiB read cap.
+    let e_acute = "é".repeat(999_000);
+    // 1,000,000 control characters (the tools' text limit), each escaped
+    // as \u0001: 6,000,000 bytes, the worst a tool can send.
+    let controls = "\u{1}".repeat(1_000_000);
+    store
+        .write(&[NewEvent::observation("s1", 2, slug, &e_acute)])
+        .unwrap();
+    store
+        .write(&[NewEvent::observation("s1", 3, slug, &controls)])
+        .unwrap();
+    assert_eq!(store.event_count().unwrap(), 3);
+    let check = store.check_logs().unwrap().unwrap();
+    assert!(check.ok(), "{check:?}");
+    assert_eq!(check.lines, 3);
+    assert!(check.malformed.is_empty(), "{:?}", check.malformed);
+    let report = store.rebuild_from_logs().unwrap().unwrap();
+    assert_eq!(report.malformed, 0);
+    assert_eq!(store.event_count().unwrap(), 3);
+}
+
+#[test]
+fn a_line_that_could_not_be_read_back_is_refused_before_it_is_recorded() {
+    let (_t, db) = project();
+    let store = Store::open(&db).unwrap();
+    let slug = "2026-12-01-too-big";
+    store
+        .write(&[NewEvent::task_create("s1", 1, slug, None, None)])
+        .unwrap();
+    // 1,500,000 control characters escape to 9,000,000 bytes: over 8 MiB.
+    let huge = "\u{1}".repeat(1_500_000);
+    let err = store
+        .write(&[
+            NewEvent::observation("s1", 2, slug, "a small note in the same batch"),
+            NewEvent::observation("s1", 3, slug, &huge),
+        ])
+        .unwrap_err();
+    assert!(matches!(err, StoreError::TooLargeToLog(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "Nothing was recorded: the observation event for {slug} would be a 9000239-byte log line, over the {} MiB limit of a log line; shorten the text.",
+            MAX_LINE_BYTES >> 20
+        )
+    );
+    // All or nothing: the small note of the same batch is not recorded.
+    assert_eq!(store.event_count().unwrap(), 1);
+    let check = store.check_logs().unwrap().unwrap();
+    assert!(check.ok(), "{check:?}");
+    assert_eq!(check.lines, 1);
+}
+
+#[test]
+fn a_log_that_cannot_be_opened_refuses_the_write_before_it_is_recorded() {
+    let (t, db) = project();
+    let store = Store::open(&db).unwrap();
+    let slug = "2026-12-01-linked-log";
+    // A hostile clone committed the task's folder as a symlink.
+    std::fs::create_dir_all(t.path().join(".cairn/tasks")).unwrap();
+    std::os::unix::fs::symlink(t.path(), t.path().join(".cairn/tasks").join(slug)).unwrap();
+    let err = store
+        .write(&[NewEvent::task_create("s1", 1, slug, None, None)])
+        .unwrap_err();
+    assert!(err.to_string().contains("is a symlink"), "{err}");
+    assert_eq!(store.event_count().unwrap(), 0);
+}
+
+#[test]
+fn rebuild_from_logs_never_drops_an_event_the_logs_lack() {
+    let (t, db) = project();
+    let store = Store::open(&db).unwrap();
+    let keep = "2026-12-01-kept-task";
+    let lost = "2026-12-01-unlogged-task";
+    store
+        .write(&[
+            NewEvent::task_create("s1", 1, keep, None, None),
+            NewEvent::task_create("s1", 1, lost, None, None),
+        ])
+        .unwrap();
+    // The second task's log is gone and its folder replaced by a symlink,
+    // so the rebuild's export cannot put the event back.
+    let folder = t.path().join(".cairn/tasks").join(lost);
+    std::fs::remove_dir_all(&folder).unwrap();
+    std::os::unix::fs::symlink(t.path(), &folder).unwrap();
+    let err = store.rebuild_from_logs().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "rebuild --from-logs changed nothing: 1 event(s) in the database are missing from the logs and could not be written there (the first for task {lost}); fix the log folder (see the lines above) and run it again."
+        )
+    );
+    assert_eq!(store.event_count().unwrap(), 2);
+    // Once the folder is fixed, the rebuild exports the event first and
+    // keeps both tasks.
+    std::fs::remove_file(&folder).unwrap();
+    let report = store.rebuild_from_logs().unwrap().unwrap();
+    assert_eq!(report.exported, 1);
+    assert_eq!(store.event_count().unwrap(), 2);
+}
