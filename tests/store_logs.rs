@@ -925,8 +925,8 @@ fn own_appends_are_remembered_so_reopening_reads_no_log() {
 }
 
 /// A committed symlink (the log file, the task folder, or a link to
-/// `/dev/zero`) is never followed: appends fail for that file without
-/// writing outside, reads skip it with one stderr line, `verify` lists it.
+/// `/dev/zero`) is never followed: a write to that task is refused before it
+/// is recorded, nothing is written outside, reads skip it with one stderr line, `verify` lists it.
 #[test]
 fn symlinked_logs_are_never_followed() {
     let t = tempfile::tempdir().unwrap();
@@ -946,9 +946,12 @@ fn symlinked_logs_are_never_followed() {
             &json!({"task_id": a, "text": "x"}).to_string(),
         ],
     );
-    assert_eq!(code, 0, "{err}");
+    // Refused before it is recorded (issue 19): nothing the logs cannot
+    // hold is acknowledged.
+    assert_eq!(code, 1, "{err}");
     assert!(err.contains("is a symlink"), "{err}");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep\n");
+    assert_eq!(store_digest(&repo).1, 1, "the note was not recorded");
     // A task folder linked to /dev/zero's folder.
     std::fs::create_dir_all(t.path().join("z")).unwrap();
     std::os::unix::fs::symlink("/dev/zero", t.path().join("z/events.ndjson")).unwrap();
@@ -1027,4 +1030,185 @@ fn rebuild_from_logs_and_verify_during_writes_lose_nothing() {
         )
         .unwrap();
     assert_eq!(n, 12);
+}
+
+/// Issue 19 item 4: clones A and C each create a task of the same name on
+/// the same day (the same slug). After they pull each other, the two stay
+/// two tasks in both clones (the later creation under `SLUG-XXXXXX`), C's
+/// create does not reopen A's completed task, each note stays with its own
+/// task, the user is told once, and a fresh clone folds the same plan.
+#[test]
+fn same_name_tasks_from_two_clones_stay_two_tasks() {
+    let t = tempfile::tempdir().unwrap();
+    let origin = t.path().join("origin");
+    init_repo(&origin);
+    let root = create(&origin, "shared plan root");
+    commit_plan(&origin, "plan");
+    let a = t.path().join("a");
+    let c = t.path().join("c");
+    git(t.path(), &["clone", "-q", "origin", "a"]);
+    git(t.path(), &["clone", "-q", "origin", "c"]);
+
+    let sa = create(&a, "fix parser bug");
+    call(&a, "observe", json!({"task_id": sa, "text": "a: found it"}));
+    call(
+        &a,
+        "task_update_status",
+        json!({"task_id": sa, "status": "completed"}),
+    );
+    commit_plan(&a, "a");
+    // C creates the same name a second later (the later creation).
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let sc = create(&c, "fix parser bug");
+    assert_eq!(sa, sc, "the same slug in both clones");
+    call(
+        &c,
+        "observe",
+        json!({"task_id": sc, "text": "c: other bug"}),
+    );
+    commit_plan(&c, "c");
+
+    git(
+        &a,
+        &["pull", "-q", "--no-rebase", "--no-edit", "../c", "main"],
+    );
+    let list = "(-> (all) (:select :slug :status))";
+    let (out_a, err_a, code) = cairn_in(&a, &["query", list]);
+    assert_eq!(code, 0, "{err_a}");
+    // The later creation's suffix: six hex digits of its content key.
+    let creates: Vec<LogLine> = all_lines(&a.join(".cairn/tasks"))
+        .iter()
+        .map(|l| LogLine::parse(l).unwrap().line)
+        .filter(|l| l.event_type == "task.create" && l.task_id == sa)
+        .collect();
+    assert_eq!(creates.len(), 2);
+    let later = creates
+        .iter()
+        .max_by_key(|l| (l.ts, l.event_id.clone()))
+        .unwrap();
+    let moved = format!("{sa}-{}", &later.event_key[..6]);
+    assert_eq!(
+        err_a.matches("two clones each created").count(),
+        1,
+        "{err_a}"
+    );
+    assert!(
+        err_a.contains(&format!(
+            "cairn: two clones each created {sa}; the later one is now {moved} (its notes, edges and status moved with it)."
+        )),
+        "{err_a}"
+    );
+    assert_eq!(
+        out_a,
+        format!(
+            "3 tasks:\n- {sa}  slug={sa}  status=completed\n- {moved}  slug={moved}  status=active\n- {root}  slug={root}  status=active\n"
+        )
+    );
+    let notes = |repo: &Path, slug: &str| call(repo, "task_get", json!({ "task_id": slug }));
+    let a_notes = notes(&a, &sa);
+    assert!(
+        a_notes.contains("a: found it") && !a_notes.contains("c: other"),
+        "{a_notes}"
+    );
+    let c_notes = notes(&a, &moved);
+    assert!(
+        c_notes.contains("c: other bug") && !c_notes.contains("a: found"),
+        "{c_notes}"
+    );
+    // Told once: the next command says nothing more.
+    let (_, err, _) = cairn_in(&a, &["query", list]);
+    assert!(!err.contains("two clones"), "{err}");
+    commit_plan(&a, "a after merge");
+
+    // C, pulling A (which brings A's creation and A's split), agrees.
+    git(
+        &c,
+        &["pull", "-q", "--no-rebase", "--no-edit", "../a", "main"],
+    );
+    let (out_c, err_c, code) = cairn_in(&c, &["query", list]);
+    assert_eq!(code, 0, "{err_c}");
+    assert_eq!(out_c, out_a);
+    assert_eq!(store_digest(&c), store_digest(&a));
+    for repo in [&a, &c] {
+        let (out, err, code) = cairn_in(repo, &["verify"]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(out.contains("logs: ok"), "{out}");
+    }
+    // A fresh clone folds the same plan from the logs alone.
+    git(t.path(), &["clone", "-q", "a", "d"]);
+    let d = t.path().join("d");
+    assert_eq!(cairn_in(&d, &["query", list]).0, out_a);
+    assert_eq!(store_digest(&d), store_digest(&a));
+}
+
+/// Issue 19 item 4, the late side: C keeps writing on its task before it
+/// pulls A's resolution; when it does, its later notes follow its task.
+#[test]
+fn notes_written_before_pulling_the_split_follow_their_task() {
+    let t = tempfile::tempdir().unwrap();
+    let origin = t.path().join("origin");
+    init_repo(&origin);
+    commit_plan_if_any(&origin);
+    let a = t.path().join("a");
+    let c = t.path().join("c");
+    git(t.path(), &["clone", "-q", "origin", "a"]);
+    git(t.path(), &["clone", "-q", "origin", "c"]);
+    let sa = create(&a, "fix parser bug");
+    commit_plan(&a, "a");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let sc = create(&c, "fix parser bug");
+    assert_eq!(sa, sc);
+    call(&c, "observe", json!({"task_id": sc, "text": "c: first"}));
+    commit_plan(&c, "c1");
+    git(
+        &a,
+        &["pull", "-q", "--no-rebase", "--no-edit", "../c", "main"],
+    );
+    let (_, err, _) = cairn_in(&a, &["query", "(-> (all) (:count))"]);
+    assert!(err.contains("two clones each created"), "{err}");
+    commit_plan(&a, "a resolves");
+    // C writes again before it pulls A.
+    call(&c, "observe", json!({"task_id": sc, "text": "c: second"}));
+    commit_plan(&c, "c2");
+    git(
+        &c,
+        &["pull", "-q", "--no-rebase", "--no-edit", "../a", "main"],
+    );
+    let (_, err_c, _) = cairn_in(&c, &["query", "(-> (all) (:count))"]);
+    assert_eq!(
+        err_c.matches("two clones each created").count(),
+        1,
+        "{err_c}"
+    );
+    commit_plan(&c, "c resolves");
+    git(
+        &a,
+        &["pull", "-q", "--no-rebase", "--no-edit", "../c", "main"],
+    );
+    for repo in [&a, &c] {
+        let list = cairn_in(repo, &["query", "(-> (all) (:select :slug))"]).0;
+        let moved = list
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("- ")
+                    .filter(|s| s.starts_with(&format!("{sa}-")))
+            })
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .unwrap_or_else(|| panic!("{list}"));
+        let mine = call(repo, "task_get", json!({ "task_id": sa }));
+        assert!(!mine.contains("c: "), "{mine}");
+        let theirs = call(repo, "task_get", json!({ "task_id": moved }));
+        assert!(
+            theirs.contains("c: first") && theirs.contains("c: second"),
+            "{theirs}"
+        );
+    }
+    assert_eq!(store_digest(&a), store_digest(&c));
+}
+
+/// Commits `.cairn` when the repository has one (a fresh origin has none).
+fn commit_plan_if_any(dir: &Path) {
+    if dir.join(".cairn").exists() {
+        commit_plan(dir, "plan");
+    }
 }

@@ -48,6 +48,12 @@ pub mod types {
     pub const CLAIM: &str = "task.claim";
     /// `task.release`: data `{owner}` (spec/tq.md §9).
     pub const RELEASE: &str = "task.release";
+    /// `task.split`: data `{events, into}`, subject the contested slug
+    /// (docs/store.md "Same name in two clones"): the listed events (content
+    /// keys) belong to another task, `into`, wherever they name the subject.
+    /// Written by reconcile, never by a tool; it folds to nothing itself but
+    /// steers every later fold of the events it lists.
+    pub const SPLIT: &str = "task.split";
     /// Every type the reducer folds; any other type is kept and folds to nothing.
     pub const ALL: [&str; 13] = [
         TASK_CREATE,

@@ -193,6 +193,10 @@ pub(crate) fn parse_action(event_type: &str, data: &Value) -> Result<Action, Str
             owner_field(data)?;
             Action::Release
         }
+        types::SPLIT => {
+            super::split::parse_split(data)?;
+            Action::Unknown
+        }
         _ => Action::Unknown,
     })
 }

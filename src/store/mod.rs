@@ -21,6 +21,7 @@ mod rebuild;
 pub mod schema;
 pub mod search;
 pub mod slug;
+pub(crate) mod split;
 mod write;
 
 pub use error::StoreError;

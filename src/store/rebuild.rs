@@ -321,19 +321,22 @@ fn refold_aside(conn: &Connection) -> Result<i64, StoreError> {
 fn fold_events_after(conn: &Connection, through: i64) -> Result<usize, StoreError> {
     fold_selected(
         conn,
-        "SELECT event_id, task_id, type, ts, data FROM main.events WHERE seq > ?1
+        "SELECT event_id, task_id, type, ts, data, event_key FROM main.events WHERE seq > ?1
          ORDER BY ts, event_id",
         params![through],
     )
 }
 
 /// Folds, in order, the events `sql` selects as `(event_id, task_id, type,
-/// ts, data)` with `args` bound. Returns how many were folded.
+/// ts, data, event_key)` with `args` bound; an event a `task.split` lists
+/// folds under its new slug ([`super::split::Remap`]). Returns how many
+/// were folded.
 fn fold_selected(
     conn: &Connection,
     sql: &str,
     args: impl rusqlite::Params,
 ) -> Result<usize, StoreError> {
+    let remap = super::split::Remap::load(conn)?;
     let mut stmt = conn.prepare(sql)?;
     let mut rows = stmt.query(args)?;
     let mut n = 0;
@@ -345,14 +348,24 @@ fn fold_selected(
         let data: String = row.get(4)?;
         let data: serde_json::Value =
             serde_json::from_str(&data).unwrap_or(serde_json::Value::Null);
+        let moved = if remap.is_empty() {
+            None
+        } else {
+            let key: String = row.get(5)?;
+            remap.apply(&key, &task_id, &data)
+        };
+        let (task_id, data) = match &moved {
+            Some((t, d)) => (t.as_str(), d),
+            None => (task_id.as_str(), &data),
+        };
         fold(
             conn,
             &FoldInput {
                 event_id: &event_id,
-                task_id: &task_id,
+                task_id,
                 event_type: &event_type,
                 ts,
-                data: &data,
+                data,
             },
         )?;
         n += 1;
@@ -367,7 +380,7 @@ pub(crate) fn refold_types(conn: &Connection, types: &[&str]) -> Result<usize, S
     let list = serde_json::to_string(types).unwrap_or_else(|_| "[]".to_string());
     fold_selected(
         conn,
-        "SELECT event_id, task_id, type, ts, data FROM main.events
+        "SELECT event_id, task_id, type, ts, data, event_key FROM main.events
          WHERE type IN (SELECT value FROM json_each(?1)) ORDER BY ts, event_id",
         params![list],
     )

@@ -103,6 +103,9 @@ pub struct WriteTx<'a> {
     tx: Transaction<'a>,
     /// The seq and log line of each event appended so far (spec/store.md "Writes").
     lines: Vec<(i64, LogLine)>,
+    /// A `task.split` was appended: the projection is folded again before
+    /// the commit (docs/store.md "Same name in two clones").
+    refold: bool,
 }
 
 impl WriteTx<'_> {
@@ -294,6 +297,9 @@ impl WriteTx<'_> {
                 data: &ev.data,
             },
         )?;
+        if ev.event_type == super::event::types::SPLIT {
+            self.refold = true;
+        }
         self.lines.push((seq, line));
         Ok(Some(seq))
     }
@@ -319,8 +325,12 @@ impl Store {
         let mut wtx = WriteTx {
             tx,
             lines: Vec::new(),
+            refold: false,
         };
         let value = f(&mut wtx)?;
+        if wtx.refold {
+            super::rebuild::rebuild_in(&wtx.tx)?;
+        }
         // Refused before it is acknowledged when a line could not be logged
         // or read back (issue 19): dropping `wtx` rolls the transaction back.
         super::log::check_loggable(self.logs.as_ref(), &wtx.lines)?;

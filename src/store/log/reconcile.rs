@@ -386,6 +386,17 @@ impl Store {
             if clear {
                 drop(known);
                 refuse_to_drop(&self.conn, &seen)?;
+            } else {
+                // Two clones created one slug: the split goes to the log
+                // first (the log is the record), then in with the lines.
+                let (splits, notes) = crate::store::split::detect(&self.conn, &missing)?;
+                for split in splits {
+                    super::append::append_lines(logs, std::slice::from_ref(&split.line))?;
+                    missing.push(split);
+                }
+                for note in notes {
+                    eprintln!("{note}");
+                }
             }
             let tx =
                 rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
@@ -399,7 +410,11 @@ impl Store {
             let max_before: i64 =
                 tx.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
             let mark = export_mark(&tx)?;
-            let bulk = clear || missing.len() > BULK;
+            let bulk = clear
+                || missing.len() > BULK
+                || missing
+                    .iter()
+                    .any(|p| p.line.event_type == crate::store::event::types::SPLIT);
             for p in &missing {
                 if insert_line(&tx, p, !bulk)? {
                     report.ingested += 1;
