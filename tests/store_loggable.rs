@@ -189,3 +189,34 @@ fn rebuild_from_logs_never_drops_an_event_the_logs_lack() {
     assert_eq!(report.exported, 1);
     assert_eq!(store.event_count().unwrap(), 2);
 }
+
+#[test]
+fn an_import_of_a_long_non_ascii_task_is_logged_and_survives_a_rebuild() {
+    let (t, _db) = project();
+    let root = t.path();
+    // The original tool's store with one task whose slug encodes to ~360
+    // bytes of folder name.
+    let slug = "2026-12-01-переосмыслить-архитектуру-распределённого-планировщика";
+    let kli = root.join("old/.kli/tasks/x");
+    std::fs::create_dir_all(&kli).unwrap();
+    let line = serde_json::json!({
+        "data": {"description": "long name"}, "event_id": "01H00000000000000000000001",
+        "event_key": "0123abcd", "prev_session_id": null, "session_id": "S1",
+        "task_id": slug, "ts": 3_900_000_000i64, "type": "task.create"
+    });
+    std::fs::write(kli.join("events.ndjson"), format!("{line}\n")).unwrap();
+    let (out, err, code) = cairn_in(root, &["import", root.join("old").to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        out.trim_end(),
+        "Imported 1 events for 1 tasks; 0 lines skipped."
+    );
+    assert!(!err.contains("could not append"), "{err}");
+    let (out, err, code) = cairn_in(root, &["verify"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("logs: ok"), "{out}");
+    let (out, err, code) = cairn_in(root, &["rebuild", "--from-logs"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (out, _, _) = cairn_in(root, &["query", "(-> (all) (:select :slug))"]);
+    assert_eq!(out, format!("1 task:\n- {slug}  slug={slug}\n"));
+}
