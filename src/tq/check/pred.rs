@@ -216,22 +216,46 @@ impl Checker<'_> {
     }
 }
 
-/// Parses exactly `YYYY-MM-DD` into a real calendar date (`2026-02-30` is `None`).
+/// Parses exactly `YYYY-MM-DD` (a four-digit year, no sign; two-digit
+/// month and day) into a real calendar date with `time`'s parser
+/// (`2026-02-30`, `2026-2-03` and `+026-02-03` are `None`).
 pub fn parse_date(v: &str) -> Option<time::Date> {
-    let b = v.as_bytes();
-    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+    const FORMAT: &[time::format_description::BorrowedFormatItem<'_>] =
+        time::macros::format_description!("[year]-[month]-[day]");
+    let year_digits = v.as_bytes().get(..4)?;
+    if v.len() != 10 || !year_digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let digits = |r: std::ops::Range<usize>| -> Option<u32> {
-        let s = v.get(r)?;
-        if !s.bytes().all(|c| c.is_ascii_digit()) {
-            return None;
+    time::Date::parse(v, FORMAT).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_date;
+
+    #[test]
+    fn only_real_dates_in_the_exact_form() {
+        let d = parse_date("2026-02-28").unwrap();
+        assert_eq!((d.year(), u8::from(d.month()), d.day()), (2026, 2, 28));
+        assert_eq!(parse_date("2024-02-29").map(|d| d.day()), Some(29));
+        for bad in [
+            "2026-02-30",
+            "2025-02-29",
+            "2026-2-03",
+            "2026-02-3",
+            "+026-02-03",
+            "-026-02-03",
+            "2026/02/03",
+            "20260203",
+            "2026-02-03T",
+            " 2026-02-03",
+            "2026-13-01",
+            "2026-00-10",
+            "2026-01-00",
+            "",
+            "２０２６-02-03",
+        ] {
+            assert_eq!(parse_date(bad), None, "{bad}");
         }
-        s.parse().ok()
-    };
-    let y = i32::try_from(digits(0..4)?).ok()?;
-    let m = u8::try_from(digits(5..7)?).ok()?;
-    let d = u8::try_from(digits(8..10)?).ok()?;
-    let month = time::Month::try_from(m).ok()?;
-    time::Date::from_calendar_date(y, month, d).ok()
+    }
 }
