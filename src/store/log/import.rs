@@ -19,27 +19,51 @@
 //! - edge aliases: `blocks` / `blocked-by` become `depends-on`, any other
 //!   unknown lateral name `related`, the original name kept in `data.tag`;
 //! - `task.reclassify` becomes a `task.sever` of the old type and a
-//!   `task.link` of the new one (event id + `r`, so it sorts after the sever);
+//!   `task.link` of the new one, whose event id is the line's id followed by
+//!   [`RECLASSIFY_SUFFIX`] (so it sorts after the sever); a line whose own id
+//!   ends in that suffix is skipped, so the generated id never collides with
+//!   a real one;
+//! - claims, releases and view definitions (`task.claim`, `task.release`,
+//!   `view.define`, `view.undefine`) and any line about the reserved subject
+//!   `@cairn` are skipped: the original has none, and an import must not
+//!   take a task or change a view (issue 19);
 //! - any other type is kept verbatim and folds to nothing.
 //!
 //! Every line's event id is kept; our content key is recomputed. Lines that
 //! are not JSON, lack a field, or fail the write boundary's validation are
-//! skipped and counted. All events go in one transaction; an event already
-//! present (same content key or id) is skipped, so a second import changes
-//! nothing.
+//! skipped and counted, and so is a line whose event id is already taken by
+//! a different event (in the store or earlier in the import). All events go
+//! in one transaction; an event already present (same content key, or the
+//! same id with the same content) is not appended again, so a second import
+//! changes nothing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use rusqlite::OptionalExtension;
 use serde_json::{Map, Value};
 
 use crate::store::error::StoreError;
-use crate::store::event::{LoggedEvent, NewEvent};
+use crate::store::event::{LoggedEvent, NewEvent, RESERVED_CAIRN, types};
 use crate::store::open::Store;
 use crate::store::slug::strip_depot;
 
 /// Seconds between 1900-01-01 (universal time) and 1970-01-01 (Unix).
 pub const UNIVERSAL_TO_UNIX: i64 = 2_208_988_800;
+
+/// The suffix of the event id of the `task.link` a `task.reclassify` line
+/// becomes (the line's own id is kept by its `task.sever`). A real line
+/// whose id ends in it is skipped.
+pub const RECLASSIFY_SUFFIX: &str = "~reclassify";
+
+/// The event types an import never brings in: a claim or release would
+/// take or free a task, a view definition would change what a query reads.
+pub const NOT_IMPORTED: [&str; 4] = [
+    types::CLAIM,
+    types::RELEASE,
+    types::VIEW_DEFINE,
+    types::VIEW_UNDEFINE,
+];
 
 /// What an import did: `Imported N events for M tasks; K lines skipped.`
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -90,6 +114,21 @@ fn map_line(text: &str) -> Result<Vec<LoggedEvent>, String> {
     let event_id = s("event_id").ok_or("no event_id")?.to_string();
     let task_id = strip_depot(s("task_id").ok_or("no task_id")?).to_string();
     let event_type = s("type").ok_or("no type")?.to_string();
+    if event_id.ends_with(RECLASSIFY_SUFFIX) {
+        return Err(format!(
+            "event id {event_id:?} ends in {RECLASSIFY_SUFFIX}, which import keeps for the link a task.reclassify becomes"
+        ));
+    }
+    if NOT_IMPORTED.contains(&event_type.as_str()) {
+        return Err(format!(
+            "{event_type} is not imported (an import brings no claims and no view definitions)"
+        ));
+    }
+    if task_id == RESERVED_CAIRN {
+        return Err(format!(
+            "the subject {RESERVED_CAIRN} is not imported (it holds cairn's own views)"
+        ));
+    }
     let raw_ts = obj.get("ts").and_then(Value::as_i64).ok_or("no ts")?;
     let ts = if raw_ts >= UNIVERSAL_TO_UNIX {
         raw_ts - UNIVERSAL_TO_UNIX
@@ -166,7 +205,7 @@ fn map_line(text: &str) -> Result<Vec<LoggedEvent>, String> {
                 ),
                 ev(
                     "task.link",
-                    format!("{event_id}r"),
+                    format!("{event_id}{RECLASSIFY_SUFFIX}"),
                     edge_data("target_id", target, map_edge(d("new-type"), "related")),
                 ),
             ])
@@ -197,6 +236,8 @@ impl Store {
         folders.sort();
         let mut summary = ImportSummary::default();
         let mut events: Vec<LoggedEvent> = Vec::new();
+        // Each event id taken so far in this import, with its content key.
+        let mut taken: BTreeMap<String, String> = BTreeMap::new();
         for folder in folders {
             let file = folder.join(super::LOG_FILE);
             let text = match super::safe::read_log_file(&file) {
@@ -214,6 +255,7 @@ impl Store {
                     continue;
                 }
                 let mapped = map_line(raw).and_then(|evs| {
+                    let mut keys = Vec::with_capacity(evs.len());
                     for e in &evs {
                         let new = NewEvent {
                             task_id: e.task_id.clone(),
@@ -223,11 +265,19 @@ impl Store {
                             data: e.data.clone(),
                         };
                         crate::store::write::validate(&new).map_err(|e| e.to_string())?;
+                        let key = new.event_key();
+                        self.check_id_free(&taken, &e.event_id, &key)?;
+                        keys.push(key);
                     }
-                    Ok(evs)
+                    Ok((evs, keys))
                 });
                 match mapped {
-                    Ok(evs) => events.extend(evs),
+                    Ok((evs, keys)) => {
+                        for (e, key) in evs.iter().zip(keys) {
+                            taken.entry(e.event_id.clone()).or_insert(key);
+                        }
+                        events.extend(evs);
+                    }
                     Err(reason) => {
                         eprintln!(
                             "cairn import: skipped {}:{}: {reason}",
@@ -252,6 +302,38 @@ impl Store {
         summary.events = report.seqs.len();
         summary.tasks = subjects.len();
         Ok(summary)
+    }
+}
+
+impl Store {
+    /// `Err` (the reason a line is skipped) when `event_id` is already taken
+    /// by an event whose content key is not `key`: earlier in this import
+    /// (`taken`) or in the store. The same id with the same content is a
+    /// repeat, appended once. A failing look-up is not a collision (the
+    /// write boundary's own unique index still keeps the first event).
+    fn check_id_free(
+        &self,
+        taken: &BTreeMap<String, String>,
+        event_id: &str,
+        key: &str,
+    ) -> Result<(), String> {
+        let held = match taken.get(event_id) {
+            Some(k) => Some(k.clone()),
+            None => self
+                .conn
+                .prepare_cached("SELECT event_key FROM events WHERE event_id = ?1")
+                .and_then(|mut st| {
+                    st.query_row([event_id], |r| r.get::<_, String>(0))
+                        .optional()
+                })
+                .unwrap_or(None),
+        };
+        match held {
+            Some(k) if k != key => Err(format!(
+                "event id {event_id:?} is already taken by a different event"
+            )),
+            _ => Ok(()),
+        }
     }
 }
 

@@ -1,0 +1,221 @@
+//! `cairn import` of an untrusted `.kli` (issue 19, item 7): claims,
+//! releases and view definitions are skipped (counted, named on stderr) and
+//! never fold; a line whose event id is already taken by a different event
+//! (earlier in the import, or in the store) is skipped, counted and named;
+//! the link a `task.reclassify` becomes never takes a real line's id.
+
+use std::path::Path;
+use std::process::Command;
+
+use cairn::store::Store;
+use serde_json::{Value, json};
+
+const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
+
+/// Universal time of the lines (seconds since 1900).
+const U: i64 = 3_990_000_000;
+
+fn line(id: &str, task: &str, ty: &str, dt: i64, data: Value) -> String {
+    json!({"data": data, "event_id": id, "event_key": "k", "prev_session_id": null,
+           "session_id": "S1", "task_id": task, "ts": U + dt, "type": ty})
+    .to_string()
+}
+
+/// Writes `lines` as the log of `folder` in the `.kli` at `kli`.
+fn write_log(kli: &Path, folder: &str, lines: &[String]) {
+    let dir = kli.join("tasks").join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("events.ndjson"), lines.join("\n") + "\n").unwrap();
+}
+
+/// `cairn --db DB import KLI`: (stdout, stderr), asserting exit 0.
+fn import(db: &Path, kli: &Path) -> (String, String) {
+    let out = Command::new(CAIRN)
+        .arg("--db")
+        .arg(db)
+        .arg("import")
+        .arg(kli)
+        .env_remove("CAIRN_NOW")
+        .output()
+        .unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    (text(&out.stdout), text(&out.stderr))
+}
+
+fn count(st: &Store, sql: &str) -> i64 {
+    st.conn().query_row(sql, [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn claims_and_views_are_skipped_ids_never_collide() {
+    let t = tempfile::tempdir().unwrap();
+    let kli = t.path().join("old/.kli");
+    let far = 4_000_000_000_i64; // a claim until 2096
+    write_log(
+        &kli,
+        "a",
+        &[
+            line("E01", "a", "task.create", 1, json!({"description": "A"})),
+            line(
+                "E02",
+                "a",
+                "task.claim",
+                2,
+                json!({"owner": "mallory", "until": far}),
+            ),
+            line("E03", "a", "task.release", 3, json!({"owner": "bob"})),
+            line(
+                "E04",
+                "a",
+                "view.define",
+                4,
+                json!({"name": "sneaky", "query": "(all)"}),
+            ),
+            line("E05", "a", "observation", 5, json!({"text": "first"})),
+            // The same id again with different content.
+            line("E05", "a", "observation", 6, json!({"text": "second"})),
+            // Reclassify a→b: a sever (id R1) and a link.
+            line(
+                "R1",
+                "a",
+                "task.reclassify",
+                7,
+                json!({"target-id": "b", "old-type": "related", "new-type": "depends-on"}),
+            ),
+            // A real line with the id the old scheme gave that link.
+            line("R1r", "a", "observation", 8, json!({"text": "real R1r"})),
+            // A real line with an id ending in the reserved suffix.
+            line(
+                "R2~reclassify",
+                "a",
+                "observation",
+                9,
+                json!({"text": "spoof"}),
+            ),
+        ],
+    );
+    write_log(
+        &kli,
+        "@cairn",
+        &[
+            line(
+                "V1",
+                "@cairn",
+                "view.define",
+                10,
+                json!({"name": "ready", "query": "(all)"}),
+            ),
+            line("V2", "@cairn", "view.undefine", 11, json!({"name": "x"})),
+        ],
+    );
+    write_log(
+        &kli,
+        "b",
+        &[line(
+            "E10",
+            "b",
+            "task.create",
+            1,
+            json!({"description": "B"}),
+        )],
+    );
+    let db = t.path().join("new/.cairn/cairn.db");
+    let (out, err) = import(&db, &kli);
+    assert_eq!(out, "Imported 6 events for 2 tasks; 7 lines skipped.\n");
+    let log = |f: &str| kli.join("tasks").join(f).join("events.ndjson");
+    let (a, c) = (log("a"), log("@cairn"));
+    let a = a.display();
+    let c = c.display();
+    assert_eq!(
+        err,
+        format!(
+            "cairn import: skipped {c}:1: view.define is not imported (an import brings no claims and no view definitions)\n\
+             cairn import: skipped {c}:2: view.undefine is not imported (an import brings no claims and no view definitions)\n\
+             cairn import: skipped {a}:2: task.claim is not imported (an import brings no claims and no view definitions)\n\
+             cairn import: skipped {a}:3: task.release is not imported (an import brings no claims and no view definitions)\n\
+             cairn import: skipped {a}:4: view.define is not imported (an import brings no claims and no view definitions)\n\
+             cairn import: skipped {a}:6: event id \"E05\" is already taken by a different event\n\
+             cairn import: skipped {a}:9: event id \"R2~reclassify\" ends in ~reclassify, which import keeps for the link a task.reclassify becomes\n"
+        )
+    );
+    let st = Store::open(&db).unwrap();
+    assert_eq!(
+        count(
+            &st,
+            "SELECT count(*) FROM tasks WHERE claim_owner IS NOT NULL"
+        ),
+        0
+    );
+    assert_eq!(count(&st, "SELECT count(*) FROM view_state"), 0);
+    assert_eq!(
+        count(&st, "SELECT count(*) FROM tasks WHERE slug LIKE '@%'"),
+        0
+    );
+    let texts: Vec<String> = st
+        .conn()
+        .prepare("SELECT text FROM observations ORDER BY ts")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(texts, ["first", "real R1r"]);
+    let ids: Vec<(String, String)> = st
+        .conn()
+        .prepare("SELECT event_id, type FROM events WHERE event_id LIKE 'R1%' ORDER BY event_id")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("R1".to_string(), "task.sever".to_string()),
+            ("R1r".to_string(), "observation".to_string()),
+            ("R1~reclassify".to_string(), "task.link".to_string()),
+        ]
+    );
+    assert_eq!(
+        count(
+            &st,
+            "SELECT count(*) FROM edges e JOIN tasks s ON s.id = e.src_id JOIN tasks d ON d.id = e.dst_id
+             WHERE s.slug = 'a' AND d.slug = 'b' AND e.type = 'depends-on'"
+        ),
+        1
+    );
+    drop(st);
+
+    // Importing again changes nothing and skips the same seven lines.
+    let (out, _) = import(&db, &kli);
+    assert_eq!(out, "Imported 0 events for 0 tasks; 7 lines skipped.\n");
+
+    // Another .kli reusing an id the store holds, with other content.
+    let other = t.path().join("other/.kli");
+    write_log(
+        &other,
+        "c",
+        &[
+            line("E01", "c", "task.create", 1, json!({"description": "C"})),
+            line("E20", "c", "task.create", 2, json!({"description": "C"})),
+        ],
+    );
+    let (out, err) = import(&db, &other);
+    assert_eq!(out, "Imported 1 events for 1 tasks; 1 lines skipped.\n");
+    assert_eq!(
+        err,
+        format!(
+            "cairn import: skipped {}:1: event id \"E01\" is already taken by a different event\n",
+            other.join("tasks/c/events.ndjson").display()
+        )
+    );
+    let st = Store::open(&db).unwrap();
+    assert_eq!(
+        count(
+            &st,
+            "SELECT count(*) FROM events WHERE event_id = 'E01' AND task_id = 'a'"
+        ),
+        1
+    );
+}
