@@ -18,17 +18,20 @@ use crate::tools::registry::dispatch;
 use crate::tools::{Clock, ToolCtx, ToolOutcome};
 use crate::tq::engine::Engine;
 
-/// The environment variable that fixes the tool clock (Unix seconds, UTC)
-/// for reproducible output — tests and the docs' transcripts. Unset or not
-/// an integer: the system clock.
+/// The environment variable that fixes the tool clock's stamp (Unix
+/// seconds, UTC) for reproducible output — tests and the docs' transcripts.
+/// Unset or not an integer: the system clock. It never moves the clock
+/// claims are judged by (docs/store.md "Claims: one clock decides").
 pub const CLOCK_ENV: &str = "CAIRN_NOW";
 
-/// The tool clock: [`CLOCK_ENV`] when it holds an integer, else the system's.
+/// The tool clock: [`Clock::Stamped`] at [`CLOCK_ENV`] when it holds an
+/// integer (events stamped there, claims judged by the system clock), else
+/// the system's.
 pub fn clock() -> Clock {
     std::env::var(CLOCK_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<i64>().ok())
-        .map_or(Clock::System, Clock::Fixed)
+        .map_or(Clock::System, Clock::Stamped)
 }
 
 /// Where the CLI remembers the current task for `store_path`: the database

@@ -3,7 +3,9 @@
 //!
 //! Shapes: a task set is an array of task objects; `(:ids)` an array of
 //! strings; `(:count)` a number; a projection an array of objects of the
-//! selected fields; `(:group-by F)` an object `{KEY: [task objects]}`.
+//! selected fields; `(:group-by F)` an object `{KEY: [task objects]}`; a
+//! write query whose result was too slow to shape after its writes were
+//! recorded `{"recorded": {"events": N, "tasks": M}, "note": SENTENCE}`.
 //! Timestamps are numbers (Unix seconds), absent values `null`.
 
 use serde_json::{Map, Value, json};
@@ -52,6 +54,11 @@ pub fn output_json(o: &Output) -> Value {
         }
         Output::Ids { ids } => json!(ids),
         Output::Count { count } => json!(count),
+        Output::Recorded {
+            events,
+            tasks,
+            note,
+        } => json!({"recorded": {"events": events, "tasks": tasks}, "note": note}),
         Output::Projection { fields, rows } => Value::Array(
             rows.iter()
                 .map(|r| {

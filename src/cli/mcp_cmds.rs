@@ -174,7 +174,7 @@ pub(super) fn call_cmd(
     if let Some(slug) = current {
         session.switch_to(crate::store::slug::strip_depot(slug.trim()));
     }
-    let engine = Engine::new().with_clock(clock());
+    let engine = Engine::new().with_clock(clock()).with_test_hooks();
     let mut ctx = ToolCtx {
         store: &store,
         session: &mut session,

@@ -101,7 +101,9 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
         emit_err(&msg);
         return Ok(ExitCode::from(1));
     }
-    let mut engine = Engine::new().with_clock(super::context::clock());
+    let mut engine = Engine::new()
+        .with_clock(super::context::clock())
+        .with_test_hooks();
     engine.optimize = !args.no_optimize;
     let surface = if args.write {
         Surface::Write

@@ -26,8 +26,8 @@ fn task_get_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
         .map_err(store_err)?
         .ok_or_else(|| format!("No task {slug}."))?;
     Ok(ToolOutcome::with(
-        state_block(&state, ctx.clock.now()),
-        &TaskGot::from_state(&state, ctx.clock.now()),
+        state_block(&state, ctx.clock.claims_now()),
+        &TaskGot::from_state(&state, ctx.clock.claims_now()),
     ))
 }
 
@@ -68,7 +68,7 @@ fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
     } else {
         ctx.session.adopt_if_none(&slug);
     }
-    let mut out = state_block(&state, ctx.clock.now());
+    let mut out = state_block(&state, ctx.clock.claims_now());
     if !state.handoffs.is_empty() {
         out.push_str("\n  handoffs:");
         for h in &state.handoffs {
@@ -76,7 +76,7 @@ fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
         }
     }
     let structure = Bootstrapped {
-        task: TaskGot::from_state(&state, ctx.clock.now()),
+        task: TaskGot::from_state(&state, ctx.clock.claims_now()),
         handoffs: state
             .handoffs
             .iter()
@@ -199,7 +199,8 @@ fn query_line(ctx: &mut ToolCtx<'_>, a: QueryArgs, surface: Surface) -> Done {
     Ok(ToolOutcome::with(text, &structure))
 }
 
-/// The name of a result's shape: `tasks`, `ids`, `count`, `projection`, `groups`.
+/// The name of a result's shape: `tasks`, `ids`, `count`, `projection`,
+/// `groups`, or `recorded` (a write whose result was too slow to shape).
 fn shape(o: &Output) -> &'static str {
     match o {
         Output::Tasks { .. } => "tasks",
@@ -207,5 +208,6 @@ fn shape(o: &Output) -> &'static str {
         Output::Count { .. } => "count",
         Output::Projection { .. } => "projection",
         Output::Groups { .. } => "groups",
+        Output::Recorded { .. } => "recorded",
     }
 }

@@ -125,11 +125,12 @@ pub struct HandoffDone {
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct QueryResult {
-    /// What the query yields: `tasks`, `ids`, `count`, `projection` or `groups`.
+    /// What the query yields: `tasks`, `ids`, `count`, `projection`,
+    /// `groups`, or `recorded` (a write whose result was too slow to shape).
     pub shape: String,
     /// The JSON `cairn query --format json` prints for the query: an array
     /// of task objects, an array of slugs, a number, an array of projected
-    /// objects, or an object of groups.
+    /// objects, an object of groups, or `{recorded: {events, tasks}, note}`.
     pub result: Value,
 }
 

@@ -35,6 +35,10 @@ use crate::store::{Store, StoreError};
 /// Default time limit of one query (spec/tq.md; issue 4).
 pub const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(10);
 
+/// The test hook (environment variable) read by [`Engine::with_test_hooks`]:
+/// a time limit in milliseconds and a result-shaping step slower than it.
+pub const SLOW_SHAPING_ENV: &str = "CAIRN_TEST_SLOW_SHAPING_MS";
+
 /// A cancellation flag shared between a running query and whoever may
 /// cancel it (the MCP adapter on `notifications/cancelled`, spec/mcp.md
 /// "Serving"). Raising it interrupts the running statement at SQLite's next
@@ -80,8 +84,10 @@ pub struct Engine {
     /// Run the IR rewrites (default true; `cairn query --no-optimize` turns
     /// them off, for bug reports and the differential tests; docs/planner.md).
     pub optimize: bool,
-    /// The clock claims are judged by and write events are stamped with
-    /// (the system clock; a manual one in tests; spec/tq.md §9).
+    /// The clock write events are stamped with ([`crate::clock::Clock::now`])
+    /// and claims are judged by ([`crate::clock::Clock::claims_now`]): the
+    /// system clock; a fixed stamp under `CAIRN_NOW`; a fixed instant for
+    /// both in tests (spec/tq.md §9).
     pub clock: crate::clock::Clock,
 }
 
@@ -178,6 +184,26 @@ impl Engine {
         }
     }
 
+    /// Test hook: when [`SLOW_SHAPING_ENV`] holds a number of milliseconds
+    /// MS, the same engine with an MS time limit and a shaping pause of MS +
+    /// 300 ms ([`Engine::with_shaping_pause`]), so a process test sees a
+    /// write query's shaping pass the limit after its commit. Unset or not a
+    /// number: the engine unchanged. Read by `cairn query` and `cairn call`.
+    #[doc(hidden)]
+    pub fn with_test_hooks(self) -> Engine {
+        let ms = std::env::var(SLOW_SHAPING_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        match ms {
+            Some(ms) => Engine {
+                time_limit: Duration::from_millis(ms),
+                shaping_pause: Duration::from_millis(ms + 300),
+                ..self
+            },
+            None => self,
+        }
+    }
+
     /// The same engine judging claims by, and stamping write events with,
     /// `clock` (a fixed instant in tests; spec/tq.md §9).
     pub fn with_clock(self, clock: crate::clock::Clock) -> Engine {
@@ -201,17 +227,20 @@ impl Engine {
     }
 
     /// The time limit passed while a write query's result was shaped, after
-    /// its transaction committed: `the query ran past its N s limit after
-    /// its writes were recorded; run a read query to see the result.`
-    pub fn limit_after_writes_error(&self) -> Diagnostic {
-        Diagnostic::query(
-            format!(
-                "the query ran past its {} s limit after its writes were recorded; \
-                 run a read query to see the result.",
+    /// its transaction committed (issue 19): not an error — the writes
+    /// stand, and an agent that retried would repeat them — but
+    /// [`Output::Recorded`] with what was written and the sentence `The
+    /// result was too slow to shape within the N s limit; run a read query
+    /// to see it.`
+    pub fn recorded_unshaped(&self, events: usize, tasks: usize) -> Output {
+        Output::Recorded {
+            events,
+            tasks,
+            note: format!(
+                "The result was too slow to shape within the {} s limit; run a read query to see it.",
                 seconds_text(self.time_limit)
             ),
-            None,
-        )
+        }
     }
 
     fn exec_diag(&self, e: ExecError) -> Diagnostic {
@@ -361,7 +390,7 @@ impl Engine {
             meta_keys,
             current: session.current.clone(),
             agent: session.agent.clone(),
-            now: self.clock.now(),
+            now: self.clock.claims_now(),
         };
         let plan = plan::plan(&query, surface, &cat)?;
         Ok(Prepared { query, plan })
@@ -415,7 +444,8 @@ impl Engine {
     /// statement's rows only; grouping the rows (result shaping) runs after
     /// the commit, under the same time limit (issue 14). Past the limit
     /// during that shaping, when the query appended events, the answer is
-    /// [`Engine::limit_after_writes_error`] (they stay recorded).
+    /// still a success: [`Engine::recorded_unshaped`] (they stay recorded;
+    /// issue 19).
     pub fn execute_write(
         &self,
         store: &Store,
@@ -433,8 +463,12 @@ impl Engine {
         let written = store
             .write_with(|tx| -> Result<mutate::Written, WriteError> {
                 // Read inside BEGIN IMMEDIATE: claims are judged at the
-                // moment this transaction holds the write lock.
-                let ts = clock.now();
+                // moment this transaction holds the write lock, by the
+                // store's clock (never a caller's fixed stamp).
+                let now = mutate::WriteClock {
+                    stamp: clock.now(),
+                    claims: clock.claims_now(),
+                };
                 exec::register_functions(tx.conn()).map_err(ExecError::from)?;
                 let handle = tx.conn().get_interrupt_handle();
                 let (stop, stopped) = mpsc::channel::<()>();
@@ -452,7 +486,7 @@ impl Engine {
                         }
                     }
                 });
-                let out = mutate::run_write(tx, plan, session, ts);
+                let out = mutate::run_write(tx, plan, session, now);
                 let _ = stop.send(());
                 let _ = watchdog.join();
                 // A cancellation that landed between statements (where SQLite's
@@ -463,10 +497,14 @@ impl Engine {
                 out
             })
             .map_err(|e| self.write_diag(e))?;
-        exec::shape(written.fetched, &shaping).map_err(|e| match e {
-            ExecError::Interrupted if written.appended > 0 => self.limit_after_writes_error(),
-            e => self.exec_diag(e),
-        })
+        match exec::shape(written.fetched, &shaping) {
+            Ok(out) => Ok(out),
+            // Cancelled or past the limit after the commit: the writes stand.
+            Err(ExecError::Interrupted) if written.appended > 0 => {
+                Ok(self.recorded_unshaped(written.appended, written.tasks))
+            }
+            Err(e) => Err(self.exec_diag(e)),
+        }
     }
 
     /// The statements `text` compiles to on `surface`, with their

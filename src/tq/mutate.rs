@@ -11,6 +11,8 @@
 //! committed, so the write lock is held only for the writes (issue 14).
 //! Any error rolls the whole transaction back: nothing is recorded.
 
+use std::collections::BTreeSet;
+
 use rusqlite::Connection;
 
 use super::diagnostic::Diagnostic;
@@ -256,41 +258,93 @@ pub struct Written {
     pub fetched: exec::Fetched,
     /// Events appended (0: the query changed nothing).
     pub appended: usize,
+    /// Distinct tasks those events are about (the reserved `@cairn` of a
+    /// view definition not counted).
+    pub tasks: usize,
+}
+
+/// The two clock readings of one write query (both Unix seconds, read
+/// inside the transaction): `stamp` dates its events (the tool clock, which
+/// `CAIRN_NOW` may fix for reproducible transcripts); `claims` is the
+/// store's clock, which alone judges whether a claim is live, sets a new
+/// claim's `until` and stamps claim-register events (issue 19; docs/store.md
+/// "Claims"). Equal unless the stamp clock is fixed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteClock {
+    /// The stamp of the query's events (claim and release excepted).
+    pub stamp: i64,
+    /// The store clock claims are judged, set and stamped by.
+    pub claims: i64,
+}
+
+impl WriteClock {
+    /// Both readings the same instant `now`.
+    pub fn at(now: i64) -> WriteClock {
+        WriteClock {
+            stamp: now,
+            claims: now,
+        }
+    }
+}
+
+/// Appends `events` through `tx`, adding what was appended to `appended`
+/// and the subjects named to `subjects` (not `@cairn`).
+fn append_counted(
+    tx: &mut WriteTx<'_>,
+    events: &[NewEvent],
+    appended: &mut usize,
+    subjects: &mut BTreeSet<String>,
+) -> Result<(), WriteError> {
+    if events.is_empty() {
+        return Ok(());
+    }
+    let n = tx.append(events)?.len();
+    *appended += n;
+    if n > 0 {
+        subjects.extend(
+            events
+                .iter()
+                .filter(|e| e.task_id != crate::store::RESERVED_CAIRN)
+                .map(|e| e.task_id.clone()),
+        );
+    }
+    Ok(())
 }
 
 /// Runs a write plan inside `tx`: the write form first, then each segment.
-/// `ts` (Unix seconds, read inside the transaction) is the clock reading
-/// claims are judged live against and stamps every event of the query — all
-/// carry the same `ts`, never a later one, except a claim-register event,
-/// stamped one past a register already as new (`register_ts`); their order under last-writer-wins is their
-/// event ids' (monotonic ULIDs), and a step that repeats an earlier event
-/// of the query is salted by the write boundary (`"repeat": N`), not
+/// `clock.stamp` stamps every event of the query — all carry the same
+/// stamp, never a later one — except a claim-register event, stamped by
+/// `clock.claims`, or one past a register already as new (`register_ts`).
+/// `clock.claims` is also the reading claims are judged live against and a
+/// new claim's `until` counts from. Their order under last-writer-wins is
+/// their event ids' (monotonic ULIDs), and a step that repeats an earlier
+/// event of the query is salted by the write boundary (`"repeat": N`), not
 /// dropped. `session.id` signs them. Returns the final rows, unshaped.
 pub fn run_write(
     tx: &mut WriteTx<'_>,
     plan: &Plan,
     session: &Session,
-    ts: i64,
+    clock: WriteClock,
 ) -> Result<Written, WriteError> {
     let sid = session.id.as_str();
+    let ts = clock.stamp;
+    let judge = clock.claims;
     let mut appended = 0;
+    let mut subjects = BTreeSet::new();
     match &plan.write_form {
         Some(WriteForm::Define { name, text }) => {
             let existing = user_view(tx.conn(), name)?;
             if existing.as_deref() != Some(text.as_str()) {
-                appended += tx
-                    .append(&[NewEvent::view_define(sid, ts, name, text)])?
-                    .len();
+                let events = [NewEvent::view_define(sid, ts, name, text)];
+                append_counted(tx, &events, &mut appended, &mut subjects)?;
             }
         }
         Some(WriteForm::Undefine { name }) => {
-            let exists = user_view(tx.conn(), name)?.is_some();
-            let events = if exists {
-                vec![NewEvent::view_undefine(sid, ts, name)]
-            } else {
-                Vec::new()
+            let events = match user_view(tx.conn(), name)? {
+                Some(_) => vec![NewEvent::view_undefine(sid, ts, name)],
+                None => Vec::new(),
             };
-            appended += tx.append(&events)?.len();
+            append_counted(tx, &events, &mut appended, &mut subjects)?;
         }
         None => {}
     }
@@ -305,20 +359,18 @@ pub fn run_write(
                 &start,
                 &Tail::Targets(m),
                 plan.reflect,
-                ts,
+                judge,
             );
             let mut targets = read_targets(tx.conn(), &st)?;
             let events = match m {
                 Mutation::Claim { .. } | Mutation::Release { .. } => {
-                    let (events, kept) = claim_events(m, targets, sid, ts);
+                    let (events, kept) = claim_events(m, targets, sid, judge);
                     targets = kept;
                     events
                 }
                 _ => events_for(tx.conn(), m, &targets, sid, ts)?,
             };
-            if !events.is_empty() {
-                appended += tx.append(&events)?.len();
-            }
+            append_counted(tx, &events, &mut appended, &mut subjects)?;
             let carried: Vec<[i64; 2]> = targets.iter().map(|t| [t.id, t.ord]).collect();
             start = Start::Carried(serde_json::to_string(&carried).unwrap_or_default());
             from = i + 1;
@@ -330,11 +382,12 @@ pub fn run_write(
         &start,
         &exec::tail_of(&plan.main),
         plan.reflect,
-        ts,
+        judge,
     );
     Ok(Written {
         fetched: exec::fetch_rows(tx.conn(), &st, &plan.main)?,
         appended,
+        tasks: subjects.len(),
     })
 }
 

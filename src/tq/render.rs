@@ -42,6 +42,39 @@ pub enum Output {
         /// The groups.
         groups: Vec<Group>,
     },
+    /// A write query whose events were recorded but whose result shaping
+    /// passed the time limit after the commit (issue 19): what it wrote, and
+    /// the sentence saying the result was too slow to shape. A success: the
+    /// writes stand, so a retry would repeat them.
+    Recorded {
+        /// Events the query appended.
+        events: usize,
+        /// Distinct tasks those events are about (`@cairn` not counted).
+        tasks: usize,
+        /// `The result was too slow to shape within the N s limit; run a
+        /// read query to see it.`
+        note: String,
+    },
+}
+
+impl Output {
+    /// The summary line of [`Output::Recorded`]: `Recorded N events on M
+    /// tasks.` (`Recorded N events.` when no task is named). `None` for
+    /// every other shape.
+    pub fn recorded_summary(&self) -> Option<String> {
+        match self {
+            Output::Recorded { events, tasks, .. } => Some(if *tasks == 0 {
+                format!("Recorded {}.", plural(*events, "event"))
+            } else {
+                format!(
+                    "Recorded {} on {}.",
+                    plural(*events, "event"),
+                    plural(*tasks, "task")
+                )
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// One task line.
@@ -275,6 +308,9 @@ pub fn render(o: &Output) -> String {
             budgeted(&lines)
         }
         Output::Count { count } => count.to_string(),
+        Output::Recorded { note, .. } => {
+            format!("{} {note}", o.recorded_summary().unwrap_or_default())
+        }
         Output::Projection { fields, rows } => {
             if rows.is_empty() {
                 return EMPTY.into();

@@ -1,0 +1,203 @@
+//! Relations: one CTE stage per IR node (spec/tq.md §2; docs/planner.md),
+//! scans over `tasks`, and the rank a stage carries when its order is
+//! [`Order::Rank`].
+
+use super::Lower;
+use super::expr::{Row, edge_lit};
+use crate::store::model::EdgeClass;
+use crate::tq::ast::{Field, SetOp, TravDir};
+use crate::tq::ir::{Base, Cond, Node, Order, Rel};
+
+impl Lower {
+    /// A stage delivering `r`'s rows in `r.order` (a rank column only for
+    /// [`Order::Rank`]).
+    pub(super) fn rel(&mut self, r: &Rel) -> String {
+        let want_rank = r.order == Order::Rank;
+        match &r.node {
+            Node::Scan { from, conds } => self.scan(from, conds, want_rank),
+            Node::Current(slug) => {
+                let a = self.text(slug);
+                let missing = self.d.missing_current(&a);
+                self.cte(format!(
+                    "SELECT id, 1 FROM tasks WHERE slug = {a} UNION ALL SELECT {missing}, 1 WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE slug = {a})"
+                ))
+            }
+            Node::Reflect(k) => {
+                let ord = if want_rank {
+                    self.d.row_number("slug, id")
+                } else {
+                    "0".to_string()
+                };
+                self.cte(format!(
+                    "SELECT id, {ord} FROM refl WHERE rk = '{}'",
+                    k.as_str()
+                ))
+            }
+            Node::Empty => self.cte("SELECT 0, 0 WHERE 0".to_string()),
+            Node::Carried(json) => {
+                let j = self.text(json);
+                let rows = self.d.json_rows(&j);
+                let (a, b) = (self.d.json_item(0), self.d.json_item(1));
+                self.cte(format!("SELECT {a}, {b} FROM {rows}"))
+            }
+            Node::Filter(input, c) => {
+                let s = self.rel(input);
+                let (row, join) = self.row_join(&s);
+                let cond = self.cond(c, &row);
+                self.cte(format!("SELECT x.id, x.ord {join} WHERE {cond}"))
+            }
+            Node::SemiJoin { input, other, anti } => {
+                let a = self.rel(input);
+                let b = self.rel(other);
+                let not = if *anti { "NOT " } else { "" };
+                let s = self.cte(format!(
+                    "SELECT x.id, 0 FROM {a} x WHERE {not}EXISTS (SELECT 1 FROM {b} o WHERE o.id = x.id)"
+                ));
+                self.ranked_if(s, want_rank, &Order::Slug)
+            }
+            Node::SetOp(SetOp::OrElse, a, b) => {
+                let a = self.rel(a);
+                let b = self.rel(b);
+                self.cte(format!(
+                    "SELECT id, ord FROM {a} UNION ALL SELECT id, ord FROM {b} WHERE NOT EXISTS (SELECT 1 FROM {a})"
+                ))
+            }
+            Node::SetOp(op, a, b) => {
+                let a = self.rel(a);
+                let b = self.rel(b);
+                let compound = match op {
+                    SetOp::Union => "UNION",
+                    SetOp::Intersect => "INTERSECT",
+                    _ => "EXCEPT",
+                };
+                let s = self.cte(format!(
+                    "SELECT id, 0 FROM (SELECT id FROM {a} {compound} SELECT id FROM {b})"
+                ));
+                self.ranked_if(s, want_rank, &Order::Slug)
+            }
+            Node::Sort(input, f, dir) => {
+                let s = self.rel(input);
+                if want_rank {
+                    self.rank(&s, &Order::Key(f.clone(), *dir))
+                } else {
+                    s
+                }
+            }
+            Node::Take(input, n) => {
+                let s = self.rel(input);
+                let (row, join) = self.row_join(&s);
+                let ob = self.order_by(&input.order, &row);
+                let n = self.int(*n);
+                let limit = self.d.limit(&n);
+                match ob {
+                    Some(ob) => {
+                        self.cte(format!("SELECT x.id, x.ord {join} ORDER BY {ob} {limit}"))
+                    }
+                    None => self.cte(format!("SELECT x.id, x.ord {join} {limit}")),
+                }
+            }
+            Node::TopN {
+                input,
+                field,
+                dir,
+                n,
+            } => {
+                let key = Order::Key(field.clone(), *dir);
+                let s = if let Node::Scan { from, conds } = &input.node {
+                    // Straight on the table: an index on the key serves it.
+                    // Where one exists (`(key DESC, slug)` for the counters,
+                    // the slug's), keep the status test off `tasks_status`
+                    // so SQLite walks the key's index and stops after n rows
+                    // instead of sorting every task of the status.
+                    let indexed_key = match field {
+                        Field::ObsCount | Field::EdgeCount => self.counters,
+                        Field::Slug => true,
+                        _ => false,
+                    };
+                    // (Only over the table itself: a traversal's input is
+                    // lowered inside the scan and keeps its own plan.)
+                    self.status_off_index = indexed_key && matches!(from, Base::Tasks);
+                    let body = self.scan_body(from, conds, "0");
+                    self.status_off_index = false;
+                    let ob = self
+                        .order_by_id(&key, &Row::task("t"), "t.id")
+                        .unwrap_or_default();
+                    let n = self.int(*n);
+                    let limit = self.d.limit(&n);
+                    self.cte(format!("{body} ORDER BY {ob} {limit}"))
+                } else {
+                    let s = self.rel(input);
+                    let (row, join) = self.row_join(&s);
+                    let ob = self.order_by(&key, &row).unwrap_or_default();
+                    let n = self.int(*n);
+                    let limit = self.d.limit(&n);
+                    self.cte(format!("SELECT x.id, 0 {join} ORDER BY {ob} {limit}"))
+                };
+                self.ranked_if(s, want_rank, &key)
+            }
+            Node::Pass(input) => {
+                let s = self.rel(input);
+                self.cte(format!("SELECT id, ord FROM {s}"))
+            }
+        }
+    }
+
+    pub(super) fn ranked_if(&mut self, s: String, want_rank: bool, natural: &Order) -> String {
+        if want_rank { self.rank(&s, natural) } else { s }
+    }
+
+    /// A scan of `tasks t` over the candidate rows of `from`, filtered by
+    /// `conds`; ranked by slug when `want_rank`.
+    pub(super) fn scan(&mut self, from: &Base, conds: &[Cond], want_rank: bool) -> String {
+        let ord = if want_rank {
+            self.d.row_number("t.slug")
+        } else {
+            "0".to_string()
+        };
+        let body = self.scan_body(from, conds, &ord);
+        self.cte(body)
+    }
+
+    /// `SELECT t.id, {ord} FROM tasks t WHERE ...` for a scan.
+    pub(super) fn scan_body(&mut self, from: &Base, conds: &[Cond], ord: &str) -> String {
+        let mut wh: Vec<String> = Vec::new();
+        match from {
+            Base::Tasks => {}
+            Base::Traverse(input, t) => {
+                let cur = self.rel(input);
+                let ids = match (t.edge.class(), t.dir) {
+                    (EdgeClass::Structural, TravDir::Follow) => {
+                        format!("SELECT c.id FROM {cur} x JOIN tasks c ON c.parent_task_id = x.id")
+                    }
+                    (EdgeClass::Structural, TravDir::Back) => format!(
+                        "SELECT c.parent_task_id FROM {cur} x JOIN tasks c ON c.id = x.id WHERE c.parent_task_id IS NOT NULL"
+                    ),
+                    (EdgeClass::Lateral, TravDir::Follow) => format!(
+                        "SELECT e.dst_id FROM {cur} x JOIN edges e ON e.src_id = x.id AND e.type = {}",
+                        edge_lit(t.edge)
+                    ),
+                    (EdgeClass::Lateral, TravDir::Back) => format!(
+                        "SELECT e.src_id FROM {cur} x JOIN edges e ON e.dst_id = x.id AND e.type = {}",
+                        edge_lit(t.edge)
+                    ),
+                };
+                wh.push(format!("t.id IN ({ids})"));
+            }
+            Base::Closure(input, edges) => {
+                let cur = self.rel(input);
+                let c = self.closure(&cur, edges);
+                wh.push(format!("t.id IN (SELECT id FROM {c})"));
+            }
+        }
+        let row = Row::task("t");
+        for c in conds {
+            wh.push(self.cond(c, &row));
+        }
+        let wh = if wh.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", wh.join(" AND "))
+        };
+        format!("SELECT t.id, {ord} FROM tasks t{wh}")
+    }
+}

@@ -1,0 +1,125 @@
+//! The final SELECT: the shape's columns over the root stage, ordered by
+//! the root's order (spec/tq.md §4 "Output").
+
+use super::expr::{Row, edge_lit};
+use super::{Lower, status_list};
+use crate::store::model::EdgeClass;
+use crate::tq::ast::{Field, Status};
+use crate::tq::ir::{Order, Shape};
+use crate::tq::plan::Mutation;
+
+impl Lower {
+    pub(super) fn task_columns(&mut self, row: &Row, enriched: Option<Option<&str>>) -> String {
+        let slug = self.field(&Field::Slug, row);
+        let display = self.field(&Field::DisplayName, row);
+        let t = row.t.clone();
+        match enriched {
+            Some(cap) => {
+                let obs = self.field(&Field::ObsCount, row);
+                let edges = self.field(&Field::EdgeCount, row);
+                let pairs = self.d.json_pairs("fm.key", "fm.value", "fm.key");
+                let meta =
+                    format!("(SELECT {pairs} FROM task_metadata fm WHERE fm.task_id = {t}.id)");
+                match cap {
+                    None => format!("{slug}, {display}, {t}.status, {obs}, {edges}, {meta}"),
+                    Some(k) => format!(
+                        "{slug}, {display}, {t}.status, CASE WHEN x.ord <= {k} THEN {obs} END, CASE WHEN x.ord <= {k} THEN {edges} END, CASE WHEN x.ord <= {k} THEN {meta} END"
+                    ),
+                }
+            }
+            None => format!("{slug}, {display}, {t}.status, NULL, NULL, NULL"),
+        }
+    }
+
+    pub(super) fn tail(&mut self, s: &str, order: &Order, shape: &Shape) -> String {
+        // Enrichment capped at the first K rows needs the rank it is cut at.
+        let (s, order) = match shape {
+            Shape::Tasks {
+                enriched: true,
+                enrich_first: Some(_),
+            } => (self.rank(s, order), Order::Rank),
+            _ => (s.to_string(), order.clone()),
+        };
+        let s = s.as_str();
+        if matches!(shape, Shape::Count) {
+            // No order, and nothing bound for one (an unused parameter is
+            // an error).
+            return format!("SELECT count(*) FROM {s}");
+        }
+        let (row, join) = self.row_join(s);
+        let ob = match self.order_by(&order, &row) {
+            Some(ob) => format!(" ORDER BY {ob}"),
+            None => String::new(),
+        };
+        match shape {
+            Shape::Tasks {
+                enriched,
+                enrich_first,
+            } => {
+                let cap = enrich_first.map(|k| self.int(k as i64));
+                let cols = if *enriched {
+                    self.task_columns(&row, Some(cap.as_deref()))
+                } else {
+                    self.task_columns(&row, None)
+                };
+                format!("SELECT {cols} {join}{ob}")
+            }
+            Shape::Ids => {
+                let slug = self.field(&Field::Slug, &row);
+                format!("SELECT {slug} {join}{ob}")
+            }
+            Shape::Count => format!("SELECT count(*) FROM {s}"),
+            Shape::Select(fields) => {
+                let mut cols = vec![self.field(&Field::Slug, &row)];
+                for f in fields.iter() {
+                    cols.push(self.field(f, &row));
+                }
+                format!("SELECT {} {join}{ob}", cols.join(", "))
+            }
+            Shape::GroupBy(f) => {
+                let cols = self.task_columns(&row, None);
+                let key = self.field(f, &row);
+                format!("SELECT {cols}, {key} {join}{ob}")
+            }
+            Shape::Targets(m) => {
+                let t = row.t.clone();
+                let current = match m {
+                    Mutation::SetStatus(_) => format!("{t}.status"),
+                    Mutation::SetMeta { key, .. } => self.field(&Field::Meta(key.clone()), &row),
+                    // The live owner (NULL when unclaimed, lapsed or
+                    // dormant), the register's stamp second, and whether
+                    // the task is dormant (spec/tq.md §9 "Steps").
+                    Mutation::Claim { .. } | Mutation::Release { .. } => {
+                        let owner = self.field(&Field::ClaimedBy, &row);
+                        let dormant = format!(
+                            "{t}.status IN ({})",
+                            status_list(&[Status::Completed, Status::Abandoned])
+                        );
+                        self.d.array(&[&owner, &format!("{t}.claim_ts"), &dormant])
+                    }
+                    Mutation::Link { edge, target } | Mutation::Unlink { edge, target } => {
+                        let tgt = self.text(target);
+                        match edge.class() {
+                            EdgeClass::Structural => format!(
+                                "COALESCE({t}.parent_task_id = (SELECT g.id FROM tasks g WHERE g.slug = {tgt}), 0)"
+                            ),
+                            EdgeClass::Lateral => format!(
+                                "EXISTS (SELECT 1 FROM edges ge WHERE ge.src_id = {t}.id AND ge.type = {} AND ge.dst_id = (SELECT g.id FROM tasks g WHERE g.slug = {tgt}))",
+                                edge_lit(*edge)
+                            ),
+                        }
+                    }
+                };
+                let join = if self.reflect {
+                    format!("FROM {s} x LEFT JOIN tasks t ON t.id = x.id")
+                } else {
+                    join
+                };
+                let live = self.d.not_reserved(&format!("{t}.slug"));
+                format!(
+                    "SELECT x.id, x.ord, ({t}.id IS NOT NULL AND {live}), {t}.slug, {current} {join}{ob}"
+                )
+            }
+        }
+    }
+}
