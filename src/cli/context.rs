@@ -13,7 +13,7 @@ use anyhow::Context as _;
 use serde_json::Value;
 
 use crate::session::Session;
-use crate::store::{Store, location};
+use crate::store::{Location, ReadOpen, Store, location};
 use crate::tools::registry::dispatch;
 use crate::tools::{Clock, ToolCtx, ToolOutcome};
 use crate::tq::engine::Engine;
@@ -45,6 +45,37 @@ pub fn current_path(store_path: &Path) -> PathBuf {
     store_path.with_file_name(name)
 }
 
+/// The line a read command prints on stderr (prefixed `cairn: `) when the
+/// store at `db` was opened as `state`: `None` for [`ReadOpen::Current`];
+/// for [`ReadOpen::Busy`] `another process is writing; showing what is
+/// committed`; for [`ReadOpen::Absent`] `no store at DB yet; `cairn init`
+/// or any write (`cairn add NAME`) creates one`.
+pub fn read_note(state: ReadOpen, db: &Path) -> Option<String> {
+    match state {
+        ReadOpen::Current => None,
+        ReadOpen::Busy => Some("another process is writing; showing what is committed".into()),
+        ReadOpen::Absent => Some(format!(
+            "no store at {} yet; `cairn init` or any write (`cairn add NAME`) creates one",
+            db.display()
+        )),
+    }
+}
+
+/// Opens the store `flag` (else `CAIRN_DB`, else the project lookup) names
+/// for a read command with [`Store::open_read`] — never waiting on a
+/// writer, creating nothing — and prints its [`read_note`] on stderr.
+/// Returns the store, how it was found and where it is. Errors: the
+/// location cannot be resolved or the store cannot be opened.
+pub fn open_read(flag: Option<&Path>) -> anyhow::Result<(Store, ReadOpen, Location)> {
+    let loc = location::resolve_from_env(flag)?;
+    let (store, state) = Store::open_read(&loc.db)
+        .with_context(|| format!("cannot open the store at {}", loc.db.display()))?;
+    if let Some(note) = read_note(state, &loc.db) {
+        super::out::emit_err(&format!("cairn: {note}"));
+    }
+    Ok((store, state, loc))
+}
+
 /// An open store with the CLI's session.
 pub struct Cx {
     /// The store.
@@ -55,31 +86,49 @@ pub struct Cx {
     pub engine: Engine,
     /// The project root (handoff paths resolve against it).
     pub root: PathBuf,
+    /// The database path the location rules chose (the current-task file
+    /// sits beside it, also when a read found no store).
+    db: PathBuf,
     /// The current task as loaded, to save only a change.
     loaded: Option<String>,
 }
 
 impl Cx {
     /// Opens the store `flag` (else `CAIRN_DB`, else the project lookup)
-    /// names and loads the remembered current task. Errors: the location
-    /// cannot be resolved or the store cannot be opened.
+    /// names for a write (creating it when missing, [`Store::open`]) and
+    /// loads the remembered current task. Errors: the location cannot be
+    /// resolved or the store cannot be opened.
     pub fn open(flag: Option<&Path>) -> anyhow::Result<Cx> {
         let loc = location::resolve_from_env(flag)?;
         let store = Store::open(&loc.db)
             .with_context(|| format!("cannot open the store at {}", loc.db.display()))?;
-        let loaded = std::fs::read_to_string(current_path(store.path()))
+        Ok(Cx::with(store, loc))
+    }
+
+    /// Opens the store for a read verb (`show`, `log`, `search`, `ls`,
+    /// `ready`, `current`, `schema`) as [`open_read`] does — never waiting
+    /// on a writer, creating nothing, its note on stderr — and loads the
+    /// remembered current task. Errors: as [`open_read`].
+    pub fn open_read(flag: Option<&Path>) -> anyhow::Result<Cx> {
+        let (store, _, loc) = open_read(flag)?;
+        Ok(Cx::with(store, loc))
+    }
+
+    fn with(store: Store, loc: Location) -> Cx {
+        let loaded = std::fs::read_to_string(current_path(&loc.db))
             .ok()
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty());
         let mut session = crate::cli::identity::session();
         session.current = loaded.clone();
-        Ok(Cx {
+        Cx {
             store,
             session,
             engine: Engine::new().with_clock(clock()),
             root: loc.project,
+            db: loc.db,
             loaded,
-        })
+        }
     }
 
     /// Runs tool `name` with `args` through the registry (the same path as
@@ -106,7 +155,7 @@ impl Cx {
         if self.session.current == self.loaded {
             return Ok(());
         }
-        let path = current_path(self.store.path());
+        let path = current_path(&self.db);
         match &self.session.current {
             Some(slug) => std::fs::write(&path, format!("{slug}\n"))
                 .with_context(|| format!("cannot write {}", path.display()))?,

@@ -93,7 +93,13 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
     if text.trim().is_empty() {
         return Ok(usage("query is required."));
     }
-    let store = store_cmds::open(flag)?;
+    // A read never waits on a writer and creates nothing (docs/store.md
+    // "Reads never wait, never create"); `--write` opens as a writer.
+    let store = if args.write {
+        store_cmds::open(flag)?
+    } else {
+        super::context::open_read(flag)?.0
+    };
     let mut session = crate::cli::identity::session();
     if let Some(slug) = &args.current
         && let Err(msg) = select_current(&store, &mut session, slug)

@@ -90,7 +90,17 @@ pub fn verify_line(ok: bool, events: i64, before: &str, after: &str) -> String {
 
 /// Verifies the projection and, for a store with logs, both directions
 /// between the database and its logs; exit 0 when all hold, 1 when not.
+/// Where there is no store ([`Store::exists_at`]) it creates none: the
+/// error `no store at PATH yet; …` (exit 2).
 pub(super) fn verify_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
+    // Nothing to verify where there is no store: say so, create nothing.
+    let loc = location::resolve_from_env(flag)?;
+    if !Store::exists_at(&loc.db)? {
+        anyhow::bail!(
+            "no store at {} yet; `cairn init` or any write (`cairn add NAME`) creates one",
+            loc.db.display()
+        );
+    }
     let store = open(flag)?;
     let mut v = store.verify()?;
     v.logs = store.check_logs()?;

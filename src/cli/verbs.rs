@@ -217,7 +217,7 @@ pub(super) fn add_cmd(flag: Option<&Path>, a: &AddArgs) -> anyhow::Result<ExitCo
 
 /// `cairn show [SLUG]`: task_get.
 pub(super) fn show_cmd(flag: Option<&Path>, a: &SlugArgs) -> anyhow::Result<ExitCode> {
-    let mut cx = Cx::open(flag)?;
+    let mut cx = Cx::open_read(flag)?;
     let out = cx.tool("task_get", task_id(a.slug.as_deref()))?;
     print_outcome(&out, a.out.json)
 }
@@ -252,7 +252,7 @@ pub(super) fn note_cmd(flag: Option<&Path>, a: &NoteArgs) -> anyhow::Result<Exit
 
 /// `cairn log [SLUG]`: timeline.
 pub(super) fn log_cmd(flag: Option<&Path>, a: &LogArgs) -> anyhow::Result<ExitCode> {
-    let mut cx = Cx::open(flag)?;
+    let mut cx = Cx::open_read(flag)?;
     let mut args = task_id(a.slug.as_deref());
     if a.full {
         args["full"] = json!(true);
@@ -266,7 +266,7 @@ pub(super) fn log_cmd(flag: Option<&Path>, a: &LogArgs) -> anyhow::Result<ExitCo
 
 /// `cairn search TEXT`: task_search.
 pub(super) fn search_cmd(flag: Option<&Path>, a: &SearchArgs) -> anyhow::Result<ExitCode> {
-    let mut cx = Cx::open(flag)?;
+    let mut cx = Cx::open_read(flag)?;
     let mut args = task_id(a.on.as_deref());
     args["query"] = json!(a.text);
     if let Some(n) = a.limit {
@@ -280,7 +280,7 @@ pub(super) fn search_cmd(flag: Option<&Path>, a: &SearchArgs) -> anyhow::Result<
 /// its text — the task becomes the CLI's current task (`Current task:
 /// SLUG.`); without, the current task or `No current task; …`.
 pub(super) fn current_cmd(flag: Option<&Path>, a: &SlugArgs) -> anyhow::Result<ExitCode> {
-    let mut cx = Cx::open(flag)?;
+    let mut cx = Cx::open_read(flag)?;
     if let Some(slug) = &a.slug {
         if let Err(msg) = super::query::select_current(&cx.store, &mut cx.session, slug) {
             let out = ToolOutcome::err(msg);

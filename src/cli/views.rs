@@ -233,7 +233,7 @@ fn fail(msg: &str) -> anyhow::Result<ExitCode> {
 
 /// `cairn ls`.
 pub(super) fn ls_cmd(flag: Option<&Path>, a: &LsArgs) -> anyhow::Result<ExitCode> {
-    let cx = Cx::open(flag)?;
+    let cx = Cx::open_read(flag)?;
     if let Some(slug) = &a.under {
         let bare = crate::store::slug::strip_depot(slug.trim());
         if !cx.store.task_exists(bare)? {
@@ -259,7 +259,7 @@ pub const READY_IN_PLAN: &str = "(-> (query \"plan\") (:intersect (query \"ready
 
 /// `cairn ready`.
 pub(super) fn ready_cmd(flag: Option<&Path>, a: &ReadyArgs) -> anyhow::Result<ExitCode> {
-    let mut cx = Cx::open(flag)?;
+    let mut cx = Cx::open_read(flag)?;
     let q = match &a.slug {
         Some(slug) => {
             if let Err(msg) = super::query::select_current(&cx.store, &mut cx.session, slug) {
@@ -336,7 +336,7 @@ pub fn schema_rows(engine: &Engine, store: &Store, session: &Session) -> Result<
 
 /// `cairn schema [--json]`.
 pub(super) fn schema_cmd(flag: Option<&Path>, a: &JsonFlag) -> anyhow::Result<ExitCode> {
-    let cx = Cx::open(flag)?;
+    let cx = Cx::open_read(flag)?;
     match schema_rows(&cx.engine, &cx.store, &cx.session) {
         Ok(v) if a.json => {
             emit(&serde_json::to_string_pretty(&v)?)?;

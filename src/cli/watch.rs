@@ -10,12 +10,13 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use anyhow::Context as _;
 use clap::Args;
 
 use super::out::emit;
 use super::query::{report, select_current};
-use super::store_cmds;
 use crate::store::changes::ChangeCounter;
+use crate::store::{ReadOpen, Store};
 use crate::tq::Surface;
 use crate::tq::engine::Engine;
 
@@ -68,8 +69,9 @@ pub fn separator(ts: i64) -> String {
 }
 
 /// Runs `cairn watch`. Exit 0 after `--count` prints (or when stdout went
-/// away), 2 when the query fails the first time or the store cannot be
-/// opened; otherwise it runs until interrupted. A later failure (a view
+/// away), 2 when the query fails the first time, the store cannot be
+/// opened or there is none (`no store at PATH yet; …`, nothing created);
+/// otherwise it runs until interrupted. A later failure (a view
 /// undefined meanwhile) is printed as the result text.
 pub(super) fn watch_cmd(flag: Option<&Path>, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     let text = args.query.as_str();
@@ -77,7 +79,16 @@ pub(super) fn watch_cmd(flag: Option<&Path>, args: &WatchArgs) -> anyhow::Result
         super::out::emit_err("error: query is required.");
         return Ok(ExitCode::from(2));
     }
-    let store = store_cmds::open(flag)?;
+    // A read: never waits on a writer, creates nothing (docs/store.md
+    // "Reads never wait, never create").
+    let loc = crate::store::location::resolve_from_env(flag)?;
+    let (store, state) = Store::open_read(&loc.db)
+        .with_context(|| format!("cannot open the store at {}", loc.db.display()))?;
+    if state == ReadOpen::Busy
+        && let Some(note) = super::context::read_note(state, &loc.db)
+    {
+        super::out::emit_err(&format!("cairn: {note}"));
+    }
     let mut session = crate::cli::identity::session();
     if let Some(slug) = &args.current
         && let Err(msg) = select_current(&store, &mut session, slug)
@@ -95,6 +106,14 @@ pub(super) fn watch_cmd(flag: Option<&Path>, args: &WatchArgs) -> anyhow::Result
             return Ok(ExitCode::from(2));
         }
     };
+    // No store: the query is valid, but there is no file whose commits
+    // could be watched.
+    if state == ReadOpen::Absent {
+        anyhow::bail!(
+            "no store at {} yet; `cairn init` or any write (`cairn add NAME`) creates one",
+            loc.db.display()
+        );
+    }
     if !emit(&last)? {
         return Ok(ExitCode::SUCCESS);
     }

@@ -3,10 +3,12 @@
 //! Rooms: `location` (which database), `schema` (DDL, migrations), `open`
 //! (the [`Store`] and its settings), `event` (events, canonical JSON, ULIDs,
 //! content keys), `fold` (the reducer), `write` (the one write boundary),
-//! `rebuild` (rebuild, verify, digest), `slug` (minting and validation),
-//! `log` (the per-task NDJSON logs git carries, reconcile, import),
-//! `changes` (the change counter subscriptions and `cairn watch` poll).
+//! `rebuild` (rebuild, verify, digest), `aside` (their scratch copies),
+//! `slug` (minting and validation), `log` (the per-task NDJSON logs git
+//! carries, reconcile, import), `changes` (the change counter subscriptions
+//! and `cairn watch` poll).
 
+pub mod aside;
 pub mod changes;
 pub mod error;
 pub mod event;
@@ -28,7 +30,7 @@ pub use error::StoreError;
 pub use event::{LoggedEvent, NewEvent, RESERVED_CAIRN, now};
 pub use location::{Location, Rule};
 pub use model::{EdgeClass, EdgeType, Status};
-pub use open::{BUSY_TIMEOUT, Store};
+pub use open::{BUSY_TIMEOUT, READ_BUSY_WAIT, ReadOpen, Store};
 pub use reader::{CatalogData, ReaderGuard, WarmReader};
 pub use rebuild::Verification;
 pub use write::{MAX_TS, WriteReport, WriteTx, write};

@@ -1,6 +1,8 @@
 //! Opening a store: the file, its SQLite settings, schema creation and
 //! forward migration (spec/store.md "SQLite settings"), plus the small
-//! read-only lookups other layers call.
+//! read-only lookups other layers call. [`Store::open`] is the writer's
+//! open (creates, reconciles, waits for the lock); [`Store::open_read`] is
+//! a read command's (docs/store.md "Reads never wait, never create").
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -19,6 +21,28 @@ use super::slug;
 /// How long a connection waits for another writer before giving up (30 s).
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long [`Store::open_read`] waits for the write lock before it skips
+/// the reconcile and reads what is committed (200 ms: a normal write holds
+/// the lock for milliseconds; a writer stopped mid-write holds it forever).
+pub const READ_BUSY_WAIT: Duration = Duration::from_millis(200);
+
+/// How [`Store::open_read`] found the store: what a read command says on
+/// stderr before its answer (docs/store.md "Reads never wait, never create").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadOpen {
+    /// The store exists and was reconciled with its logs (or keeps none),
+    /// or a missing database was rebuilt from the logs beside it.
+    Current,
+    /// Another process holds the write lock or the append lock (a write in
+    /// flight, an import): the reconcile was skipped without waiting and the
+    /// reads see what is committed; the logs may hold events not shown yet.
+    Busy,
+    /// There is no store: no database file (or one without cairn's schema)
+    /// and no task logs beside it. The [`Store`] is an empty one held in
+    /// memory; nothing was created on disk.
+    Absent,
+}
+
 /// The contents of the `.gitignore` written next to a new `.cairn/cairn.db`.
 pub const GITIGNORE: &str = "cairn.db*\n";
 
@@ -26,14 +50,16 @@ pub const GITIGNORE: &str = "cairn.db*\n";
 /// path (spec/store.md). Not `Sync`; open one per thread or process.
 #[derive(Debug)]
 pub struct Store {
+    /// The warm read-only connection, opened on first use (`reader.rs`).
+    /// Declared first so it is closed first: the read-write connection,
+    /// closed last, checkpoints the WAL and removes `-wal`/`-shm`.
+    pub(crate) warm: RefCell<Option<WarmReader>>,
     pub(crate) conn: Connection,
     path: PathBuf,
     /// The per-task logs beside the database (`None`: not named `cairn.db`).
     pub(crate) logs: Option<Logs>,
     /// What the per-call reconcile check last saw.
     pub(crate) sync_state: RefCell<SyncState>,
-    /// The warm read-only connection, opened on first use (`reader.rs`).
-    pub(crate) warm: RefCell<Option<WarmReader>>,
 }
 
 impl Store {
@@ -91,6 +117,124 @@ impl Store {
         };
         store.reconcile(false)?;
         Ok(store)
+    }
+
+    /// Opens the store at `path` for a READ command: never waits on a
+    /// writer, never creates a file, never writes `.gitignore`,
+    /// `.gitattributes`, `epoch` or `append.lock`.
+    ///
+    /// - No database at `path` (nor cairn's schema in it) and no task logs
+    ///   beside it: an empty store held in memory, [`ReadOpen::Absent`].
+    /// - No database but task logs (a fresh clone): [`Store::open`], which
+    ///   builds the database from the logs, [`ReadOpen::Current`].
+    /// - Otherwise the file is opened without `SQLITE_OPEN_CREATE`, migrated
+    ///   when its schema is older (that one-time upgrade waits for the lock
+    ///   as [`Store::open`] does), and reconciled with its logs only as far
+    ///   as possible without waiting: when another process holds
+    ///   `append.lock` (a write between its transaction and its log append)
+    ///   or the write lock for more than [`READ_BUSY_WAIT`], the reconcile
+    ///   is skipped and the result is [`ReadOpen::Busy`] (WAL readers never
+    ///   block, so every committed event is still read). The export pass
+    ///   runs only when `append.lock` already exists.
+    ///
+    /// The returned store is read-only: its connection has `query_only` on
+    /// (a write through it fails) and it keeps no logs (the per-call
+    /// [`Store::sync`] does nothing).
+    ///
+    /// Errors: [`StoreError::Io`] (the path cannot be examined, e.g. a
+    /// directory on it is a file), [`StoreError::NoFts5`],
+    /// [`StoreError::SchemaTooNew`], [`StoreError::BadSchemaVersion`],
+    /// [`StoreError::Sqlite`] (not a database, unreadable).
+    pub fn open_read(path: &Path) -> Result<(Store, ReadOpen), StoreError> {
+        let logs = Logs::for_db(path);
+        if !path.try_exists().map_err(|e| StoreError::io(path, e))? {
+            if logs.as_ref().is_some_and(holds_logs) {
+                return Ok((Store::open(path)?, ReadOpen::Current));
+            }
+            return Ok((Store::open_absent()?, ReadOpen::Absent));
+        }
+        let conn = Connection::open_with_flags(
+            path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        require_fts5(&conn)?;
+        if read_version(&conn)? == 0 && !logs.as_ref().is_some_and(holds_logs) {
+            return Ok((Store::open_absent()?, ReadOpen::Absent));
+        }
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        retry_busy(|| migrate(&conn))?;
+        let mut store = Store {
+            conn,
+            path: path.to_path_buf(),
+            logs,
+            sync_state: RefCell::new(SyncState::default()),
+            warm: RefCell::new(None),
+        };
+        let state = match store.logs.clone() {
+            Some(logs) => store.reconcile_nowait(&logs)?,
+            None => ReadOpen::Current,
+        };
+        store.logs = None;
+        store.conn.pragma_update(None, "query_only", "ON")?;
+        Ok((store, state))
+    }
+
+    /// True when there is a store at `path`: its database file exists, or
+    /// task logs beside it do (a database [`Store::open`] would rebuild).
+    /// Errors: [`StoreError::Io`] when the path cannot be examined.
+    pub fn exists_at(path: &Path) -> Result<bool, StoreError> {
+        if path.try_exists().map_err(|e| StoreError::io(path, e))? {
+            return Ok(true);
+        }
+        Ok(Logs::for_db(path).as_ref().is_some_and(holds_logs))
+    }
+
+    /// An empty store in memory (a shared-cache in-memory database, so the
+    /// warm reader's second connection sees it): what a read command reads
+    /// when there is no store. Creates no file.
+    fn open_absent() -> Result<Store, StoreError> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let uri = format!(
+            "file:cairn-absent-{}-{}?mode=memory&cache=shared",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        let store = Store::open(Path::new(&uri))?;
+        store.conn.pragma_update(None, "query_only", "ON")?;
+        Ok(store)
+    }
+
+    /// The reconcile of [`Store::open_read`]: the ingest scan, the export
+    /// pass (only when `append.lock` exists and is free) and the watermark
+    /// flush, each write transaction waiting at most [`READ_BUSY_WAIT`].
+    /// [`ReadOpen::Busy`] when `append.lock` is held or the write lock was
+    /// not had in time. Errors: [`StoreError::Io`], [`StoreError::Sqlite`]
+    /// other than busy.
+    fn reconcile_nowait(&self, logs: &Logs) -> Result<ReadOpen, StoreError> {
+        let export = match probe_append_lock(&logs.lock_path()) {
+            LockProbe::Held => return Ok(ReadOpen::Busy),
+            LockProbe::Free => true,
+            LockProbe::Missing => false,
+        };
+        self.conn.busy_timeout(READ_BUSY_WAIT)?;
+        let result = (|| -> Result<(), StoreError> {
+            self.ingest_logs(logs, false)?;
+            if export {
+                // The lock was free a moment ago; a writer that starts in
+                // between makes this wait for its append (milliseconds).
+                self.export_logs(logs)?;
+            }
+            self.flush_watermarks()
+        })();
+        self.conn.busy_timeout(BUSY_TIMEOUT)?;
+        match result {
+            Ok(()) => Ok(ReadOpen::Current),
+            Err(e) if is_busy(&e) => Ok(ReadOpen::Busy),
+            Err(e) => Err(e),
+        }
     }
 
     /// The per-task logs of this store, if it keeps them.
@@ -212,6 +356,47 @@ pub(crate) fn mint_slug_on(
         }
         n += 1;
     }
+}
+
+/// True when the store directory of `logs` holds at least one task folder
+/// (`tasks/<folder>`): a store whose database is only a missing cache.
+fn holds_logs(logs: &Logs) -> bool {
+    std::fs::read_dir(logs.tasks_dir()).is_ok_and(|mut d| d.next().is_some())
+}
+
+/// What [`probe_append_lock`] found.
+enum LockProbe {
+    /// No lock file (or it cannot be opened): no writer has logged here.
+    Missing,
+    /// Free: no write in flight.
+    Free,
+    /// Held by another process (shared by a writer, or an exporter).
+    Held,
+}
+
+/// Tries `append.lock` at `path` exclusively WITHOUT waiting and releases
+/// it at once. Never creates the file.
+fn probe_append_lock(path: &Path) -> LockProbe {
+    let Ok(file) = std::fs::File::open(path) else {
+        return LockProbe::Missing;
+    };
+    match file.try_lock() {
+        Ok(()) => LockProbe::Free,
+        Err(std::fs::TryLockError::WouldBlock) => LockProbe::Held,
+        Err(std::fs::TryLockError::Error(_)) => LockProbe::Missing,
+    }
+}
+
+/// True when `e` is SQLite's `SQLITE_BUSY` or `SQLITE_LOCKED`.
+fn is_busy(e: &StoreError) -> bool {
+    matches!(
+        e,
+        StoreError::Sqlite(rusqlite::Error::SqliteFailure(f, _))
+            if matches!(
+                f.code,
+                rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+            )
+    )
 }
 
 /// True when `options` (rows of `PRAGMA compile_options`) include FTS5.

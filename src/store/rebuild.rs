@@ -6,14 +6,14 @@
 //! (`VACUUM INTO`, one read transaction) and re-fold there. `verify`
 //! compares digests on the copy and never writes the store; `rebuild` then
 //! swaps the aside projection in with one short write transaction that also
-//! folds the events that arrived since the snapshot.
-
-use std::path::{Path, PathBuf};
+//! folds the events that arrived since the snapshot. The aside copy and its
+//! cleanup (drop, signal, next run) are `aside.rs`.
 
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
+use super::aside::Aside;
 use super::error::StoreError;
 use super::event::hex;
 use super::fold::{FoldInput, fold};
@@ -214,60 +214,6 @@ fn fts_consistent(conn: &Connection) -> Result<bool, StoreError> {
             Ok(false)
         }
         Err(e) => Err(e.into()),
-    }
-}
-
-/// A scratch copy of the store beside it (`<db>.aside-<pid>-<n>`, matched
-/// by the `cairn.db*` ignore rule), removed when dropped.
-struct Aside {
-    path: PathBuf,
-}
-
-impl Aside {
-    /// Copies a consistent snapshot of the database at `db` into a new aside
-    /// file with `VACUUM INTO` on a fresh connection: SQLite runs it as one
-    /// read transaction (no write lock on `db`); writers carry on meanwhile.
-    fn snapshot(db: &Path) -> Result<Aside, StoreError> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let mut name = db.file_name().unwrap_or_default().to_os_string();
-        name.push(format!(
-            ".aside-{}-{}",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
-        let aside = Aside {
-            path: db.with_file_name(name),
-        };
-        aside.remove();
-        let target = aside.path.to_string_lossy().into_owned();
-        let conn = Connection::open(db)?;
-        conn.busy_timeout(super::open::BUSY_TIMEOUT)?;
-        conn.execute("VACUUM INTO ?1", params![target])?;
-        Ok(aside)
-    }
-
-    /// A connection to the copy, tuned for scratch work (nothing durable).
-    fn open(&self) -> Result<Connection, StoreError> {
-        let conn = Connection::open(&self.path)?;
-        conn.pragma_update(None, "synchronous", "OFF")?;
-        let _: String = conn.query_row("PRAGMA journal_mode=MEMORY", [], |r| r.get(0))?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        Ok(conn)
-    }
-
-    fn remove(&self) {
-        for suffix in ["", "-journal", "-wal", "-shm"] {
-            let mut p = self.path.clone().into_os_string();
-            p.push(suffix);
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
-impl Drop for Aside {
-    fn drop(&mut self) {
-        self.remove();
     }
 }
 
