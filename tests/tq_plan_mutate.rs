@@ -29,19 +29,23 @@ fn mutation() -> impl Strategy<Value = Step> {
         }
     });
     prop_oneof![
-        prop::sample::select(Status::ALL.to_vec()).prop_map(Step::SetStatus),
+        prop::sample::select(Status::ALL.to_vec())
+            .prop_map(|s| Step::Mutate(Mutation::SetStatus(s))),
         (
             prop::sample::select(vec!["priority", "objective", "owner"]),
             prop::sample::select(META_VALUES.to_vec())
         )
-            .prop_map(|(k, v)| Step::SetMeta {
+            .prop_map(|(k, v)| Step::Mutate(Mutation::SetMeta {
                 key: k.into(),
                 value: v.into()
-            }),
-        (any_edge(), target.clone()).prop_map(|(edge, target)| Step::Link { edge, target }),
-        (any_edge(), target).prop_map(|(edge, target)| Step::Unlink { edge, target }),
-        prop_oneof![Just(1i64), Just(900)].prop_map(Step::Claim),
-        Just(Step::Release),
+            })),
+        (any_edge(), target.clone())
+            .prop_map(|(edge, target)| Step::Mutate(Mutation::Link { edge, target })),
+        (any_edge(), target)
+            .prop_map(|(edge, target)| Step::Mutate(Mutation::Unlink { edge, target })),
+        prop_oneof![Just(1i64), Just(900)]
+            .prop_map(|seconds| Step::Mutate(Mutation::Claim { seconds, agent: () })),
+        Just(Step::Mutate(Mutation::Release { agent: () })),
     ]
 }
 
@@ -151,7 +155,7 @@ fn check(m: &Model, q: &Query, cur: usize) -> Result<(), String> {
         .execute_write(&store, &session, &p);
     let recorded = store.event_count().unwrap() - before;
     let missing = q.steps.iter().find_map(|s| match &s.node {
-        Step::Link { target, .. } | Step::Unlink { target, .. }
+        Step::Mutate(Mutation::Link { target, .. } | Mutation::Unlink { target, .. })
             if !g.tasks.values().any(|t| &t.slug == target) =>
         {
             Some(target.clone())
@@ -214,9 +218,9 @@ fn a_repeated_event_in_one_query_is_not_lost() {
     let q = Query {
         source: Spanned::new(Source::All, 0..0),
         steps: [
-            Step::SetStatus(Status::Open),
-            Step::SetStatus(Status::Blocked),
-            Step::SetStatus(Status::Open),
+            Step::Mutate(Mutation::SetStatus(Status::Open)),
+            Step::Mutate(Mutation::SetStatus(Status::Blocked)),
+            Step::Mutate(Mutation::SetStatus(Status::Open)),
         ]
         .into_iter()
         .map(|s| Spanned::new(s, 0..0))

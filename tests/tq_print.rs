@@ -3,8 +3,8 @@
 
 use cairn::store::model::{EdgeType, Status};
 use cairn::tq::ast::{
-    Cmp, DateOp, Dir, Field, FieldType, Lit, Pred, Quant, Query, SetOp, Source, Spanned, Step,
-    Trav, TravDir, Value,
+    Cmp, DateOp, Dir, Field, FieldType, Lit, Mutation, Pred, Quant, Query, SetOp, Source, Spanned,
+    Step, Trav, TravDir, Value,
 };
 use cairn::tq::registry::{self, LINK_EDGES};
 use cairn::tq::{compile, print};
@@ -159,7 +159,8 @@ fn set_step() -> impl Strategy<Value = Step> {
         any::<i64>().prop_map(Step::Take),
         Just(Step::Enrich),
         proptest::collection::vec(edge(), 1..4).prop_map(Step::Closure),
-        proptest::sample::select(Status::ALL.to_vec()).prop_map(Step::SetStatus),
+        proptest::sample::select(Status::ALL.to_vec())
+            .prop_map(|s| Step::Mutate(Mutation::SetStatus(s))),
         (
             // Declared fields other than display-name are refused by (:set! ...).
             "[a-z][a-z0-9-]{0,6}".prop_filter("not a declared field", |k| {
@@ -167,7 +168,7 @@ fn set_step() -> impl Strategy<Value = Step> {
             }),
             text()
         )
-            .prop_map(|(key, value)| Step::SetMeta { key, value }),
+            .prop_map(|(key, value)| Step::Mutate(Mutation::SetMeta { key, value })),
         (
             proptest::sample::select(LINK_EDGES.to_vec()),
             // A depot prefix is stripped and `@` targets are refused.
@@ -178,9 +179,9 @@ fn set_step() -> impl Strategy<Value = Step> {
         )
             .prop_map(|(edge, target, link)| {
                 if link {
-                    Step::Link { edge, target }
+                    Step::Mutate(Mutation::Link { edge, target })
                 } else {
-                    Step::Unlink { edge, target }
+                    Step::Mutate(Mutation::Unlink { edge, target })
                 }
             }),
     ]

@@ -148,6 +148,17 @@ pub enum Step {
     Ids,
     /// `(:count)`.
     Count,
+    /// A mutation step (kind `mutation`): `(:set-status! ...)`, `(:set! ...)`,
+    /// `(:link! ...)`, `(:unlink! ...)`, `(:claim! S)`, `(:release!)`.
+    Mutate(Mutation),
+}
+
+/// A mutation step (spec/tq.md §2, kind `mutation`; §9 for claims). One
+/// declaration for both stages: the checked query holds `Mutation` (`A =
+/// ()`, no agent yet); the plan holds `plan::Mutation` (`A = String`, the
+/// agent resolved at plan time, see [`Mutation::with_agent`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mutation<A = ()> {
     /// `(:set-status! STATUS)`.
     SetStatus(Status),
     /// `(:set! :key "value")`; key never `slug` or `status`.
@@ -171,11 +182,49 @@ pub enum Step {
         /// The target slug.
         target: String,
     },
-    /// `(:claim! SECONDS)` (spec/tq.md §9): claim each task for this agent
-    /// for 1 to 86,400 seconds; keeps only the tasks the agent now holds.
-    Claim(i64),
-    /// `(:release!)` (spec/tq.md §9): release the tasks this agent holds.
-    Release,
+    /// `(:claim! SECONDS)`: claim each task for the agent for 1 to 86,400
+    /// seconds; keeps only the tasks the agent now holds.
+    Claim {
+        /// The lease, 1 to 86,400 seconds.
+        seconds: i64,
+        /// The claiming agent (`()` until planned).
+        agent: A,
+    },
+    /// `(:release!)`: release the tasks the agent holds.
+    Release {
+        /// The releasing agent (`()` until planned).
+        agent: A,
+    },
+}
+
+impl Mutation {
+    /// This mutation with its agent: `agent` is called only for `(:claim!
+    /// S)` and `(:release!)` (the other four need none). Errors: `agent`'s.
+    pub fn with_agent<E>(
+        &self,
+        agent: impl FnOnce() -> Result<String, E>,
+    ) -> Result<Mutation<String>, E> {
+        Ok(match self {
+            Mutation::SetStatus(s) => Mutation::SetStatus(*s),
+            Mutation::SetMeta { key, value } => Mutation::SetMeta {
+                key: key.clone(),
+                value: value.clone(),
+            },
+            Mutation::Link { edge, target } => Mutation::Link {
+                edge: *edge,
+                target: target.clone(),
+            },
+            Mutation::Unlink { edge, target } => Mutation::Unlink {
+                edge: *edge,
+                target: target.clone(),
+            },
+            Mutation::Claim { seconds, .. } => Mutation::Claim {
+                seconds: *seconds,
+                agent: agent()?,
+            },
+            Mutation::Release { .. } => Mutation::Release { agent: agent()? },
+        })
+    }
 }
 
 /// The four set-operation steps.

@@ -8,7 +8,7 @@
 //! bare word; `(:set! :key V)` takes a string or a number (kept as its text);
 //! `(= FIELD "s")` on a number or timestamp field is an error.
 
-use crate::tq::ast::{Dir, Query, SetOp, Source, Span, Spanned, Step, Trav, TravDir};
+use crate::tq::ast::{Dir, Mutation, Query, SetOp, Source, Span, Spanned, Step, Trav, TravDir};
 use crate::tq::diagnostic::Diagnostic;
 use crate::tq::parser::{SSexp, Sexp};
 use crate::tq::registry::{self, Category, FormEntry, Kind, LINK_EDGES, Op, lookup};
@@ -497,13 +497,18 @@ impl Checker<'_> {
             }
             Op::SetStatus => {
                 self.arity(entry, args, span, 1, 1)?;
-                Step::SetStatus(self.status(&args[0])?)
+                Step::Mutate(Mutation::SetStatus(self.status(&args[0])?))
             }
             Op::SetMeta => self.set_meta(entry, args, span)?,
             Op::Claim => {
                 self.arity(entry, args, span, 1, 1)?;
                 match &args[0].node {
-                    Sexp::Int(n) if (1..=MAX_CLAIM_SECONDS).contains(n) => Step::Claim(*n),
+                    Sexp::Int(n) if (1..=MAX_CLAIM_SECONDS).contains(n) => {
+                        Step::Mutate(Mutation::Claim {
+                            seconds: *n,
+                            agent: (),
+                        })
+                    }
                     _ => {
                         return err(
                             format!(
@@ -517,7 +522,7 @@ impl Checker<'_> {
             }
             Op::Release => {
                 self.arity(entry, args, span, 0, 0)?;
-                Step::Release
+                Step::Mutate(Mutation::Release { agent: () })
             }
             Op::Link | Op::Unlink => {
                 self.arity(entry, args, span, 2, 2)?;
@@ -562,9 +567,9 @@ impl Checker<'_> {
                     }
                 };
                 if entry.op == Op::Link {
-                    Step::Link { edge, target }
+                    Step::Mutate(Mutation::Link { edge, target })
                 } else {
-                    Step::Unlink { edge, target }
+                    Step::Mutate(Mutation::Unlink { edge, target })
                 }
             }
             _ => {

@@ -5,7 +5,8 @@
 use std::fmt::Write as _;
 
 use crate::tq::ast::{
-    Cmp, DateOp, Dir, Field, Lit, Pred, Quant, Query, SetOp, Source, Step, Trav, TravDir, Value,
+    Cmp, DateOp, Dir, Field, Lit, Mutation, Pred, Quant, Query, SetOp, Source, Step, Trav, TravDir,
+    Value,
 };
 use crate::tq::registry::field_name;
 
@@ -153,10 +154,10 @@ fn step(out: &mut String, s: &Step) {
             let _ = write!(out, "(:take {n})");
         }
         Step::Enrich => out.push_str("(:enrich)"),
-        Step::Claim(n) => {
+        Step::Mutate(Mutation::Claim { seconds: n, .. }) => {
             let _ = write!(out, "(:claim! {n})");
         }
-        Step::Release => out.push_str("(:release!)"),
+        Step::Mutate(Mutation::Release { .. }) => out.push_str("(:release!)"),
         Step::SetOp(op, q) => {
             out.push_str(match op {
                 SetOp::Union => "(:union ",
@@ -190,16 +191,16 @@ fn step(out: &mut String, s: &Step) {
         }
         Step::Ids => out.push_str("(:ids)"),
         Step::Count => out.push_str("(:count)"),
-        Step::SetStatus(st) => {
+        Step::Mutate(Mutation::SetStatus(st)) => {
             let _ = write!(out, "(:set-status! :{})", st.as_str());
         }
-        Step::SetMeta { key, value } => {
+        Step::Mutate(Mutation::SetMeta { key, value }) => {
             let _ = write!(out, "(:set! :{key} ");
             string(out, value);
             out.push(')');
         }
-        Step::Link { edge, target } | Step::Unlink { edge, target } => {
-            let head = if matches!(s, Step::Link { .. }) {
+        Step::Mutate(Mutation::Link { edge, target } | Mutation::Unlink { edge, target }) => {
+            let head = if matches!(s, Step::Mutate(Mutation::Link { .. })) {
                 "(:link! :"
             } else {
                 "(:unlink! :"

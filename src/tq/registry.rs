@@ -5,7 +5,7 @@
 //! and `(views)` render it, and docs/tq.md's reference is generated from it.
 
 use crate::store::model::{EdgeType, Status};
-use crate::tq::ast::Step;
+use crate::tq::ast::{Mutation, Step};
 
 /// Unit of timestamp fields, as `(fields)` reports it (spec/tq.md §2 "Clock").
 pub const TS_UNIT: &str = "seconds";
@@ -351,12 +351,12 @@ pub fn step_op(step: &Step) -> Op {
         Step::GroupBy(_) => Op::GroupBy,
         Step::Ids => Op::Ids,
         Step::Count => Op::Count,
-        Step::SetStatus(_) => Op::SetStatus,
-        Step::SetMeta { .. } => Op::SetMeta,
-        Step::Link { .. } => Op::Link,
-        Step::Unlink { .. } => Op::Unlink,
-        Step::Claim(_) => Op::Claim,
-        Step::Release => Op::Release,
+        Step::Mutate(Mutation::SetStatus(_)) => Op::SetStatus,
+        Step::Mutate(Mutation::SetMeta { .. }) => Op::SetMeta,
+        Step::Mutate(Mutation::Link { .. }) => Op::Link,
+        Step::Mutate(Mutation::Unlink { .. }) => Op::Unlink,
+        Step::Mutate(Mutation::Claim { .. }) => Op::Claim,
+        Step::Mutate(Mutation::Release { .. }) => Op::Release,
     }
 }
 

@@ -2,7 +2,7 @@
 //! statuses and sort directions (spec/tq.md §2).
 
 use crate::store::model::{EdgeType, Status};
-use crate::tq::ast::{Dir, Field, FieldType, Lit, Span, Step, Trav, TravDir, Value};
+use crate::tq::ast::{Dir, Field, FieldType, Lit, Mutation, Span, Step, Trav, TravDir, Value};
 use crate::tq::diagnostic::Diagnostic;
 use crate::tq::parser::{SSexp, Sexp};
 use crate::tq::registry::{self, FormEntry, field_type, lookup_field};
@@ -53,7 +53,7 @@ impl Checker<'_> {
                 );
             }
         };
-        Ok(Step::SetMeta { key, value })
+        Ok(Step::Mutate(Mutation::SetMeta { key, value }))
     }
 
     pub(super) fn dir(&self, s: &SSexp) -> R<Dir> {

@@ -187,6 +187,7 @@ fn gate(q: &Query, surface: Surface) -> Result<(), Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tq::front;
 
     fn p(text: &str, surface: Surface, cat: &Catalog) -> Result<Plan, String> {
         let q = front::compile(text, &cat.meta_keys).map_err(|d| d.message)?;

@@ -2,7 +2,7 @@
 //! a source ([`PSource`]), transformer and mutation steps ([`PStep`]) and an
 //! optional terminal [`Shaper`], plus the write form run before it.
 
-use super::super::ast::{Dir, EdgeType, Field, Pred, SetOp, Status, Trav};
+use super::super::ast::{Dir, EdgeType, Field, Pred, SetOp, Trav};
 
 /// Which reflective source a row set comes from (spec/tq.md §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -53,45 +53,10 @@ pub enum PSource {
     Empty,
 }
 
-/// A mutation step (spec/tq.md §2, kind `mutation`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Mutation {
-    /// `(:set-status! STATUS)`.
-    SetStatus(Status),
-    /// `(:set! :key "value")`.
-    SetMeta {
-        /// Metadata key.
-        key: String,
-        /// Value.
-        value: String,
-    },
-    /// `(:link! :EDGE "target")`.
-    Link {
-        /// Edge added from each task.
-        edge: EdgeType,
-        /// Target slug.
-        target: String,
-    },
-    /// `(:unlink! :EDGE "target")`.
-    Unlink {
-        /// Edge removed from each task.
-        edge: EdgeType,
-        /// Target slug.
-        target: String,
-    },
-    /// `(:claim! SECONDS)` by `agent` (spec/tq.md §9).
-    Claim {
-        /// The lease, 1 to 86,400 seconds.
-        seconds: i64,
-        /// The claiming agent (the session's identity, resolved at plan time).
-        agent: String,
-    },
-    /// `(:release!)` by `agent` (spec/tq.md §9).
-    Release {
-        /// The releasing agent.
-        agent: String,
-    },
-}
+/// A planned mutation step (spec/tq.md §2, kind `mutation`): the checked
+/// query's [`crate::tq::ast::Mutation`] with the agent of `(:claim! S)` and
+/// `(:release!)` resolved (the session's identity).
+pub type Mutation = crate::tq::ast::Mutation<String>;
 
 /// A transformer or mutation step of a planned pipeline.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,8 +4,8 @@
 
 use super::{
     AFTER_SHAPER, Catalog, IN_VIEW, MAX_NESTING, MAX_STEPS, MAX_VIEW_DEPTH, MUTATION_REFUSED,
-    Mutation, NESTING_ERROR, NO_AGENT, NO_CURRENT, OPERAND_SHAPER, PSource, PStep, Pipeline,
-    ReflKind, STEPS_ERROR, Shaper, VIEW_SHAPER, is_mutation, view_depth_error,
+    NESTING_ERROR, NO_AGENT, NO_CURRENT, OPERAND_SHAPER, PSource, PStep, Pipeline, ReflKind,
+    STEPS_ERROR, Shaper, VIEW_SHAPER, is_mutation, view_depth_error,
 };
 use crate::tq::ast::{Query, Source, Span, Spanned, Step};
 use crate::tq::diagnostic::Diagnostic;
@@ -132,26 +132,10 @@ impl Planner<'_> {
                 Step::GroupBy(f) => out.shaper = Some(Shaper::GroupBy(f.clone())),
                 Step::Ids => out.shaper = Some(Shaper::Ids),
                 Step::Count => out.shaper = Some(Shaper::Count),
-                Step::SetStatus(s) => out.steps.push(PStep::Mutate(Mutation::SetStatus(*s))),
-                Step::SetMeta { key, value } => out.steps.push(PStep::Mutate(Mutation::SetMeta {
-                    key: key.clone(),
-                    value: value.clone(),
-                })),
-                Step::Link { edge, target } => out.steps.push(PStep::Mutate(Mutation::Link {
-                    edge: *edge,
-                    target: target.clone(),
-                })),
-                Step::Unlink { edge, target } => out.steps.push(PStep::Mutate(Mutation::Unlink {
-                    edge: *edge,
-                    target: target.clone(),
-                })),
-                Step::Claim(seconds) => out.steps.push(PStep::Mutate(Mutation::Claim {
-                    seconds: *seconds,
-                    agent: self.agent(&step.span)?,
-                })),
-                Step::Release => out.steps.push(PStep::Mutate(Mutation::Release {
-                    agent: self.agent(&step.span)?,
-                })),
+                Step::Mutate(m) => {
+                    let planned = m.with_agent(|| self.agent(&step.span))?;
+                    out.steps.push(PStep::Mutate(planned));
+                }
             }
         }
         Ok(out)
