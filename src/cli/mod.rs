@@ -15,7 +15,6 @@ pub mod context;
 mod generate;
 pub mod identity;
 pub mod init;
-mod json;
 mod mcp_cmds;
 mod out;
 mod query;
@@ -32,8 +31,6 @@ use init::InitArgs;
 use verbs::{AddArgs, JsonFlag, LogArgs, NoteArgs, SearchArgs, SlugArgs};
 use views::{LsArgs, ReadyArgs};
 
-pub use json::output_json;
-pub use query::run_json;
 pub use repl::balance::{Balance, Balancer, balance};
 pub use repl::highlight::highlight;
 

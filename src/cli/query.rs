@@ -9,14 +9,13 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::json;
 use super::out::{emit, emit_err};
 use super::store_cmds;
 use crate::session::Session;
 use crate::store::Store;
 use crate::tq::engine::{Engine, Explain};
-use crate::tq::render::Output;
-use crate::tq::{Diagnostic, Surface, front};
+use crate::tq::json::run_json;
+use crate::tq::{Diagnostic, Surface};
 
 /// How `cairn query` prints a result: `text` is spec/tq.md §4, `json` is
 /// docs/cli.md "JSON output".
@@ -174,36 +173,6 @@ fn read_stdin() -> anyhow::Result<String> {
     let mut s = String::new();
     std::io::stdin().read_to_string(&mut s)?;
     Ok(s)
-}
-
-/// Runs `text` and returns its JSON (docs/cli.md "JSON output"). A query
-/// yielding a task set is run once with `(:select EVERY-FIELD)` appended, so
-/// each task object carries every field; errors are those of `text` itself.
-/// The widened query is run typed ([`Engine::run_query_value`]), never
-/// printed and re-parsed, so any metadata key (spaces, emoji, parens) is
-/// read as a bound value.
-pub fn run_json(
-    engine: &Engine,
-    store: &Store,
-    session: &Session,
-    text: &str,
-    surface: Surface,
-) -> Result<serde_json::Value, Diagnostic> {
-    let keys = store
-        .metadata_keys()
-        .map_err(|e| Diagnostic::execution(e.to_string()))?;
-    let widened = front::compile(text, &keys)
-        .ok()
-        .and_then(|q| json::widen(&q, &keys));
-    if let Some(w) = widened {
-        match engine.run_query_value(store, session, &w, surface)? {
-            Output::Projection { fields, rows } => return Ok(json::widened_json(&fields, &rows)),
-            other => return Ok(json::output_json(&other)),
-        }
-    }
-    engine
-        .run_value(store, session, text, surface)
-        .map(|o| json::output_json(&o))
 }
 
 /// The text of `--explain` (and the REPL's `:explain`): per statement a

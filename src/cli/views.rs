@@ -15,7 +15,6 @@ use serde_json::Value;
 use super::color::{header_style, paint, status_style};
 use super::context::Cx;
 use super::out::{emit, emit_err, emit_styled};
-use super::query::run_json;
 use super::table;
 use super::verbs::JsonFlag;
 use crate::session::Session;
@@ -23,6 +22,7 @@ use crate::store::Store;
 use crate::tools::render::minute;
 use crate::tq::Surface;
 use crate::tq::engine::Engine;
+use crate::tq::json::run_json;
 
 /// `cairn ls [--all|--dormant] [--under SLUG] [--tree]`.
 #[derive(Debug, Args)]

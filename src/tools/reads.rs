@@ -7,6 +7,7 @@ use super::structured::{Bootstrapped, HandoffRef, QueryResult, SearchHit, Search
 use super::{Done, ToolCtx, ToolOutcome, bare, check_len, limits, store_err};
 use crate::store::{read, search};
 use crate::tq::Surface;
+use crate::tq::json;
 use crate::tq::render::{Output, render};
 
 /// `task_search`'s default number of hits (seed 000).
@@ -187,10 +188,10 @@ fn query_line(ctx: &mut ToolCtx<'_>, a: QueryArgs, surface: Surface) -> Done {
         // A task set on the read surface: the widened JSON of
         // `cairn query --format json`, read with the same code.
         (Output::Tasks { .. }, Surface::Read) => {
-            crate::cli::run_json(ctx.engine, ctx.store, ctx.session, query, surface)
-                .unwrap_or_else(|_| crate::cli::output_json(&out))
+            json::run_json(ctx.engine, ctx.store, ctx.session, query, surface)
+                .unwrap_or_else(|_| json::output_json(&out))
         }
-        _ => crate::cli::output_json(&out),
+        _ => json::output_json(&out),
     };
     let structure = QueryResult {
         shape: shape(&out).to_string(),

@@ -1,5 +1,7 @@
-//! `cairn query --format json` (issue 6; docs/cli.md "JSON output"): query
-//! results as structured data, built with serde_json.
+//! Query results as JSON (issue 6; docs/cli.md "JSON output"), beside the
+//! text rendering in `render`: `cairn query --format json`, the REPL and the
+//! `task_query` tool's `structuredContent` all shape results here, built
+//! with serde_json.
 //!
 //! Shapes: a task set is an array of task objects; `(:ids)` an array of
 //! strings; `(:count)` a number; a projection an array of objects of the
@@ -10,9 +12,13 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::session::Session;
+use crate::store::Store;
 use crate::tq::ast::{Field, Query, Source, Spanned, Step};
+use crate::tq::engine::Engine;
 use crate::tq::registry::{self, Kind};
 use crate::tq::render::{Cell, Output, ProjRow, TaskRow};
+use crate::tq::{Diagnostic, Surface, front};
 
 /// The JSON of one projected cell: `null`, a string, or a number
 /// (timestamps as Unix seconds).
@@ -96,7 +102,7 @@ fn all_fields(meta_keys: &[String]) -> Vec<Field> {
 /// with `(:select EVERY-FIELD)` appended, so the JSON of a task set can carry
 /// every field of each task. `None` when `q` already ends in a shaper or is
 /// `define!`/`undefine!`.
-pub(super) fn widen(q: &Query, meta_keys: &[String]) -> Option<Query> {
+fn widen(q: &Query, meta_keys: &[String]) -> Option<Query> {
     if matches!(
         q.source.node,
         Source::Define { .. } | Source::Undefine { .. }
@@ -119,7 +125,7 @@ pub(super) fn widen(q: &Query, meta_keys: &[String]) -> Option<Query> {
 /// task, every declared task field (absent ones `null`) and `metadata`, an
 /// object of its metadata; per reflection row (no status), `slug` and the
 /// props it has.
-pub(super) fn widened_json(fields: &[String], rows: &[ProjRow]) -> Value {
+fn widened_json(fields: &[String], rows: &[ProjRow]) -> Value {
     let prop_names: Vec<String> = registry::fields()
         .iter()
         .filter(|f| matches!(f.field, Field::Prop(_)))
@@ -160,6 +166,36 @@ pub(super) fn widened_json(fields: &[String], rows: &[ProjRow]) -> Value {
         })
         .collect();
     Value::Array(out)
+}
+
+/// Runs `text` and returns its JSON (docs/cli.md "JSON output"). A query
+/// yielding a task set is run once with `(:select EVERY-FIELD)` appended, so
+/// each task object carries every field; errors are those of `text` itself.
+/// The widened query is run typed ([`Engine::run_query_value`]), never
+/// printed and re-parsed, so any metadata key (spaces, emoji, parens) is
+/// read as a bound value.
+pub fn run_json(
+    engine: &Engine,
+    store: &Store,
+    session: &Session,
+    text: &str,
+    surface: Surface,
+) -> Result<serde_json::Value, Diagnostic> {
+    let keys = store
+        .metadata_keys()
+        .map_err(|e| Diagnostic::execution(e.to_string()))?;
+    let widened = front::compile(text, &keys)
+        .ok()
+        .and_then(|q| widen(&q, &keys));
+    if let Some(w) = widened {
+        match engine.run_query_value(store, session, &w, surface)? {
+            Output::Projection { fields, rows } => return Ok(widened_json(&fields, &rows)),
+            other => return Ok(output_json(&other)),
+        }
+    }
+    engine
+        .run_value(store, session, text, surface)
+        .map(|o| output_json(&o))
 }
 
 #[cfg(test)]

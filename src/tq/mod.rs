@@ -8,6 +8,7 @@ pub mod engine;
 pub mod exec;
 pub mod front;
 pub mod ir;
+pub mod json;
 pub mod lexer;
 pub mod mutate;
 pub mod parser;
