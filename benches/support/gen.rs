@@ -7,19 +7,9 @@ use std::path::Path;
 
 use cairn::store::{EdgeType, NewEvent, Status, Store};
 
-/// A small deterministic PRNG (64-bit LCG), so runs are comparable.
-pub struct Lcg(u64);
-
-impl Lcg {
-    /// Next value in `0..n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
-    }
-}
+#[path = "lcg.rs"]
+mod lcg;
+use lcg::{Batch, Lcg};
 
 /// The slug of task `i`.
 pub fn slug(i: usize) -> String {
@@ -32,7 +22,7 @@ pub fn generate(path: &Path, n: usize) -> Store {
     let mut rng = Lcg(42);
     let sid = "bench-session";
     let mut ts = 1_767_225_600i64;
-    let mut events = Vec::new();
+    let mut events = Batch::new(&store, 5_001);
     for i in 0..n {
         ts += 1;
         events.push(NewEvent::task_create(
@@ -105,11 +95,8 @@ pub fn generate(path: &Path, n: usize) -> Store {
         if let Some(st) = st {
             events.push(NewEvent::update_status(sid, ts + 1, &slug(i), st));
         }
-        if events.len() > 5_000 {
-            store.write(&events).expect("write");
-            events.clear();
-        }
+        events.flush_full();
     }
-    store.write(&events).expect("write");
+    events.finish();
     store
 }

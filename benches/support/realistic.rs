@@ -13,27 +13,12 @@ use std::path::{Path, PathBuf};
 
 use cairn::store::{EdgeType, NewEvent, Status, Store};
 
+#[path = "lcg.rs"]
+mod lcg;
+use lcg::{Batch, Lcg};
+
 /// Bump when the generator's output changes (invalidates the cache).
 pub const GEN_VERSION: u32 = 1;
-
-/// A small deterministic PRNG (64-bit LCG), so runs are comparable.
-pub struct Lcg(u64);
-
-impl Lcg {
-    /// Next value in `0..n` (`n > 0`).
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
-    }
-
-    /// True with probability `pct`%.
-    pub fn pct(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-}
 
 /// The slug of task `i`.
 pub fn slug(i: usize) -> String {
@@ -108,7 +93,7 @@ pub fn generate(path: &Path, n: usize) -> String {
     let mut rng = Lcg(0x5eed_0001);
     let sid = "bench-session";
     let mut ts = 1_767_225_600i64;
-    let mut events: Vec<NewEvent> = Vec::with_capacity(25_000);
+    let mut events = Batch::new(&store, 20_000);
     let mut current: Option<usize> = None;
     let mut i = 0usize;
     while i < n {
@@ -281,13 +266,10 @@ pub fn generate(path: &Path, n: usize) -> String {
                 ));
             }
         }
-        if events.len() >= 20_000 {
-            store.write(&events).expect("write");
-            events.clear();
-        }
+        events.flush_full();
         i = next;
     }
-    store.write(&events).expect("write");
+    events.finish();
     let current = current.unwrap_or(0);
     slug(current)
 }

@@ -1,0 +1,84 @@
+//! Timing and answers: the comparable answer of a TQ result, running hand
+//! SQL reading every cell, medians, the read-only connection, ms formatting.
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use cairn::tq::render::Output;
+use rusqlite::types::Value;
+use rusqlite::{Connection, OpenFlags, params};
+
+/// The answer as comparable text: slugs in order, or the count.
+pub fn answer_of(out: &Output) -> Vec<String> {
+    match out {
+        Output::Tasks { tasks, .. } => tasks.iter().map(|t| t.slug.clone()).collect(),
+        Output::Ids { ids } => ids.clone(),
+        Output::Count { count } => vec![count.to_string()],
+        other => panic!("unexpected output shape {other:?}"),
+    }
+}
+
+/// Runs hand SQL reading every column of every row; returns column 0 as text.
+pub fn run_hand(conn: &Connection, sql: &str, current: &str) -> Vec<String> {
+    let mut stmt = conn.prepare_cached(sql).expect("prepare hand SQL");
+    let uses_param = stmt.parameter_count() > 0;
+    let n = stmt.column_count();
+    let mut rows = if uses_param {
+        stmt.query(params![current])
+    } else {
+        stmt.query([])
+    }
+    .expect("query hand SQL");
+    let mut out = Vec::new();
+    while let Some(r) = rows.next().expect("row") {
+        let mut cells: Vec<Value> = Vec::with_capacity(n);
+        for i in 0..n {
+            cells.push(r.get::<_, Value>(i).expect("cell"));
+        }
+        out.push(match &cells[0] {
+            Value::Text(s) => s.clone(),
+            Value::Integer(i) => i.to_string(),
+            other => format!("{other:?}"),
+        });
+        black_box(&cells);
+    }
+    out
+}
+
+/// Median wall time in ms of `f` (one warm-up; at least 5 samples, at most
+/// 60, about 0.5 s of samples).
+pub fn median_ms(mut f: impl FnMut()) -> f64 {
+    f();
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    while samples.len() < 5 || (samples.len() < 60 && start.elapsed() < Duration::from_millis(500))
+    {
+        let t = Instant::now();
+        f();
+        samples.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    samples.sort_by(|a, b| a.total_cmp(b));
+    samples[samples.len() / 2]
+}
+
+pub fn ro(path: &Path) -> Connection {
+    let c = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .expect("open read-only");
+    c.set_prepared_statement_cache_capacity(128);
+    c
+}
+
+/// `ms` with 0, 2 or 3 decimals (by size) for the report.
+pub fn fmt_ms(ms: f64) -> String {
+    if ms >= 100.0 {
+        format!("{ms:.0}")
+    } else if ms >= 1.0 {
+        format!("{ms:.2}")
+    } else {
+        format!("{ms:.3}")
+    }
+}
