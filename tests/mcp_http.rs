@@ -57,27 +57,62 @@ struct Server {
     child: Child,
     url: String,
     addr: String,
+    /// Everything the server wrote on stderr after its first line.
+    stderr: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
 }
 
 impl Server {
     fn start(dir: &Path, extra: &[&str]) -> Server {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--http", "127.0.0.1:0"])
+        Server::spawn(dir, extra, &[], None)
+    }
+
+    /// `start` with extra environment variables and, on Unix, a descriptor
+    /// limit (`RLIMIT_NOFILE`, soft and hard) for the server process.
+    fn spawn(dir: &Path, extra: &[&str], env: &[(&str, &str)], nofile: Option<u64>) -> Server {
+        let mut cmd = Command::new(BIN);
+        cmd.args(["serve", "--http", "127.0.0.1:0"])
             .args(extra)
             .current_dir(dir)
             .env_remove("CAIRN_DB")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::piped());
+        #[cfg(unix)]
+        if let Some(n) = nofile {
+            use std::os::unix::process::CommandExt;
+            // SAFETY: setrlimit is async-signal-safe; nothing else runs
+            // between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    let lim = libc::rlimit {
+                        rlim_cur: n as libc::rlim_t,
+                        rlim_max: n as libc::rlim_t,
+                    };
+                    if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = nofile;
+        let mut child = cmd.spawn().unwrap();
         let mut line = String::new();
         let mut err = BufReader::new(child.stderr.take().unwrap());
         err.read_line(&mut line).unwrap();
         // Keep draining stderr so the server never blocks on a full pipe.
+        let stderr = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = stderr.clone();
         std::thread::spawn(move || {
-            let mut sink = Vec::new();
-            let _ = err.read_to_end(&mut sink);
+            let mut buf = [0u8; 8192];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
         });
         let start = line.find("http://").unwrap_or_else(|| panic!("{line}"));
         let url = line[start..].split(' ').next().unwrap().to_string();
@@ -85,7 +120,17 @@ impl Server {
             .trim_start_matches("http://")
             .trim_end_matches("/mcp")
             .to_string();
-        Server { child, url, addr }
+        Server {
+            child,
+            url,
+            addr,
+            stderr,
+        }
+    }
+
+    /// What the server wrote on stderr so far (after its first line).
+    fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.stderr.lock().unwrap()).to_string()
     }
 
     /// Sends SIGTERM and waits; the exit code.
@@ -949,4 +994,394 @@ async fn load_sixteen_sessions_by_five_hundred_calls() {
         Path::new(env!("CARGO_TARGET_TMPDIR")).join("http-load.txt"),
         &report,
     );
+}
+
+/// Issue 19 item 2: `cairn token revoke A` and `cairn token create B` run at
+/// once, 20 rounds: every revoke that printed `Revoked the token A.` holds
+/// (A is 401 on the running server) and every create is kept (B is 200).
+/// Before the token file was locked, one change undid the other in about
+/// half the rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoke_racing_a_create_is_never_undone() {
+    let dir = repo();
+    let srv = Server::start(dir.path(), &[]);
+    let cairn_child = |args: Vec<String>| {
+        Command::new(BIN)
+            .args(args)
+            .current_dir(dir.path())
+            .env_remove("CAIRN_DB")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    for round in 0..20 {
+        let a = format!("a-{round}");
+        let b = format!("b-{round}");
+        let ta = token(dir.path(), &a, "read");
+        let revoke = cairn_child(vec!["token".into(), "revoke".into(), a.clone()]);
+        let create = cairn_child(vec![
+            "token".into(),
+            "create".into(),
+            b.clone(),
+            "--grant".into(),
+            "read".into(),
+        ]);
+        let revoked = revoke.wait_with_output().unwrap();
+        let created = create.wait_with_output().unwrap();
+        assert!(revoked.status.success(), "round {round}: {revoked:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&revoked.stdout).trim_end(),
+            format!("Revoked the token {a}.")
+        );
+        assert!(created.status.success(), "round {round}: {created:?}");
+        let tb = String::from_utf8_lossy(&created.stdout).trim().to_string();
+        assert!(tb.starts_with("cairn_"), "round {round}: {tb}");
+        let (status, _, body) = post(
+            &srv.url,
+            &[("authorization", &bearer(&ta))],
+            initialize_body(),
+        )
+        .await;
+        assert_eq!(
+            (status, body.as_str()),
+            (401, "The bearer token is not valid (unknown or revoked).\n"),
+            "round {round}: the revoked token {a} still works"
+        );
+        let (status, _, _) = post(
+            &srv.url,
+            &[("authorization", &bearer(&tb))],
+            initialize_body(),
+        )
+        .await;
+        assert_eq!(status, 200, "round {round}: the created token {b} was lost");
+        let listed = cairn(dir.path(), &["token", "list"]).1;
+        assert!(
+            !listed.contains(&format!("{a} ")),
+            "round {round}: {listed}"
+        );
+        assert!(listed.contains(&format!("{b} ")), "round {round}: {listed}");
+    }
+}
+
+/// Issue 19 item 2: a token revoked and re-created under the same name with
+/// fewer grants does not inherit an open session's grants: the old
+/// `Mcp-Session-Id` with the new token is 403 (twice: the refusal holds) and
+/// runs nothing; the old token is 401; a new session gets the new grants.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recreated_token_does_not_inherit_an_open_sessions_grants() {
+    let dir = repo();
+    let old = token(dir.path(), "agent-1", "read,observe,write");
+    let srv = Server::start(dir.path(), &[]);
+    let auth = bearer(&old);
+    let (status, h, _) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
+    assert_eq!(status, 200);
+    let sid = h["mcp-session-id"].to_str().unwrap().to_string();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let (status, _, _) = post(
+        &srv.url,
+        &[("authorization", &auth), ("mcp-session-id", &sid)],
+        initialized,
+    )
+    .await;
+    assert_eq!(status, 202);
+    let create = |name: &str| {
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "task_create", "arguments": {"name": name}}})
+        .to_string()
+    };
+    let (status, _, body) = post(
+        &srv.url,
+        &[("authorization", &auth), ("mcp-session-id", &sid)],
+        create("with the write token"),
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert!(body.contains("Created "), "{body}");
+    assert_eq!(
+        cairn(dir.path(), &["token", "revoke", "agent-1"]).1,
+        "Revoked the token agent-1."
+    );
+    let new = token(dir.path(), "agent-1", "read");
+    for _ in 0..2 {
+        let (status, _, body) = post(
+            &srv.url,
+            &[("authorization", &bearer(&new)), ("mcp-session-id", &sid)],
+            create("sneaky"),
+        )
+        .await;
+        assert_eq!(status, 403);
+        assert_eq!(
+            body,
+            "This session was opened with an earlier token named agent-1, since revoked or replaced; open a new session (initialize without Mcp-Session-Id).\n"
+        );
+    }
+    let (status, _, _) = post(
+        &srv.url,
+        &[("authorization", &auth), ("mcp-session-id", &sid)],
+        create("sneaky"),
+    )
+    .await;
+    assert_eq!(status, 401);
+    assert_eq!(event_count(dir.path()), 1);
+    // A new session with the new token has the new token's grants.
+    let c = Client::connect(&srv.url, Some(&new)).await;
+    assert_eq!(
+        c.err("task_create", json!({"name": "sneaky"})).await,
+        "task_create needs the cairn/write capability, which this server was not granted."
+    );
+    c.close().await;
+    assert_eq!(event_count(dir.path()), 1);
+}
+
+/// Issue 19 item 2: revoking a token also ends its open sessions' event
+/// streams (the server looks for sessions of revoked tokens every second),
+/// so a revoked holder stops receiving notifications, not only answers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn revoking_a_token_ends_its_open_event_stream() {
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read,observe,write");
+    let keep = token(dir.path(), "agent-2", "read");
+    let srv = Server::start(dir.path(), &[]);
+    let mut streams = Vec::new();
+    for t in [&t, &keep] {
+        let auth = bearer(t);
+        let (status, h, _) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
+        assert_eq!(status, 200);
+        let sid = h["mcp-session-id"].to_str().unwrap().to_string();
+        let initialized =
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+        let (status, _, _) = post(
+            &srv.url,
+            &[("authorization", &auth), ("mcp-session-id", &sid)],
+            initialized,
+        )
+        .await;
+        assert_eq!(status, 202);
+        let stream = reqwest::Client::new()
+            .get(&srv.url)
+            .header("accept", "text/event-stream")
+            .header("authorization", &auth)
+            .header("mcp-session-id", &sid)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stream.status().as_u16(), 200);
+        streams.push(stream);
+    }
+    let mut kept = streams.pop().unwrap();
+    let mut revoked = streams.pop().unwrap();
+    assert_eq!(
+        cairn(dir.path(), &["token", "revoke", "agent-1"]).1,
+        "Revoked the token agent-1."
+    );
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Ok(Some(_)) = revoked.chunk().await {}
+    })
+    .await;
+    assert!(ended.is_ok(), "the revoked token's stream is still open");
+    // The other token's stream stays open.
+    let still = tokio::time::timeout(Duration::from_millis(1500), kept.chunk()).await;
+    assert!(
+        still.is_err() || matches!(still, Ok(Ok(Some(_)))),
+        "{still:?}"
+    );
+}
+
+/// Reads from `s` until the server closes it (or `limit` passes): what it
+/// sent, and how long that took.
+fn read_until_closed(s: &mut std::net::TcpStream, limit: Duration) -> (String, Duration) {
+    let start = Instant::now();
+    s.set_read_timeout(Some(limit)).unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("still open after {:?}: {e}", start.elapsed()),
+        }
+    }
+    (String::from_utf8_lossy(&out).to_string(), start.elapsed())
+}
+
+/// Issue 19 item 3: a client that sends half a request line, or headers and
+/// half a body, is cut off after the header (body) timeout, here 1 s
+/// (`CAIRN_HTTP_HEADER_TIMEOUT_MS`, `CAIRN_HTTP_BODY_TIMEOUT_MS`); before,
+/// such connections stayed open for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_requests_are_closed_after_the_timeouts() {
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read");
+    let srv = Server::spawn(
+        dir.path(),
+        &[],
+        &[
+            ("CAIRN_HTTP_HEADER_TIMEOUT_MS", "1000"),
+            ("CAIRN_HTTP_BODY_TIMEOUT_MS", "1000"),
+        ],
+        None,
+    );
+    let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
+    s.write_all(b"POST /mcp HTT").unwrap();
+    let (got, took) = read_until_closed(&mut s, Duration::from_secs(10));
+    assert_eq!(got, "", "no answer to half a request line");
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(4),
+        "closed after {took:?}"
+    );
+    // Whole headers, half the declared body.
+    let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
+    write!(
+        s,
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 500\r\n\r\n{{\"jsonrpc\"",
+        srv.addr,
+        bearer(&t)
+    )
+    .unwrap();
+    let (got, took) = read_until_closed(&mut s, Duration::from_secs(10));
+    assert!(got.starts_with("HTTP/1.1 408 Request Timeout\r\n"), "{got}");
+    assert!(
+        got.ends_with("\r\n\r\nThe request body did not arrive within 1 s.\n"),
+        "{got}"
+    );
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(4),
+        "answered after {took:?}"
+    );
+    // An idle connection is closed too; the server keeps serving.
+    let mut idle = std::net::TcpStream::connect(&srv.addr).unwrap();
+    let (got, took) = read_until_closed(&mut idle, Duration::from_secs(10));
+    assert_eq!(got, "");
+    assert!(took < Duration::from_secs(4), "closed after {took:?}");
+    let (status, _, _) = post(
+        &srv.url,
+        &[("authorization", &bearer(&t))],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(status, 200);
+}
+
+/// Issue 19 item 3: under a 128-descriptor limit, 160 half-sent requests do
+/// not exhaust the server: connections past the cap wait in the backlog,
+/// the timeout frees the held ones, a real request is answered, and stderr
+/// stays quiet (before: every descriptor taken, the accept loop spinning,
+/// ~100 MB of `accept failed` warnings in seconds, the real request never
+/// answered).
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn half_sent_requests_cannot_exhaust_the_descriptors() {
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read");
+    let srv = Server::spawn(
+        dir.path(),
+        &[],
+        &[("CAIRN_HTTP_HEADER_TIMEOUT_MS", "1000")],
+        Some(128),
+    );
+    let mut held = Vec::new();
+    for _ in 0..160 {
+        let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
+        s.write_all(b"POST /mcp HTT").unwrap();
+        held.push(s);
+    }
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(15))
+        .build()
+        .unwrap();
+    let start = Instant::now();
+    let resp = client
+        .post(&srv.url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("authorization", bearer(&t))
+        .body(initialize_body())
+        .send()
+        .await
+        .expect("the server stopped answering");
+    assert_eq!(resp.status().as_u16(), 200);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    let err = srv.stderr();
+    assert!(
+        !err.contains("accept failed"),
+        "{}",
+        &err[..err.len().min(2000)]
+    );
+    assert!(err.len() < 4096, "{} bytes on stderr", err.len());
+    drop(held);
+}
+
+/// Issue 19 item 9: a batch (JSON array), `null` or another non-object body
+/// is HTTP 400 with JSON-RPC `-32600` (before: 415 with rmcp's text).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_and_null_bodies_are_invalid_requests() {
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read");
+    let srv = Server::start(dir.path(), &[]);
+    let auth = bearer(&t);
+    let batch = json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}]).to_string();
+    let cases = [
+        (
+            batch,
+            "Invalid Request: JSON-RPC batches (a JSON array) are not supported; send one request object per POST.",
+        ),
+        (
+            "null".to_string(),
+            "Invalid Request: the body is null, not a JSON-RPC request object; send one object per POST.",
+        ),
+        (
+            "\"initialize\"".to_string(),
+            "Invalid Request: the body is a string, not a JSON-RPC request object; send one object per POST.",
+        ),
+    ];
+    for (body, message) in cases {
+        let (status, h, text) = post(&srv.url, &[("authorization", &auth)], body.clone()).await;
+        assert_eq!(status, 400, "{body}: {text}");
+        assert_eq!(h["content-type"], "application/json");
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            v,
+            json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": message}})
+        );
+    }
+}
+
+/// Issue 19 item 9: two `Host` headers are 400, whichever they name (before:
+/// the first one was taken and the request served).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn duplicate_host_headers_are_400() {
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read");
+    let srv = Server::start(dir.path(), &[]);
+    let auth = bearer(&t);
+    // reqwest cannot send two Host headers: raw TCP.
+    for hosts in [
+        format!("Host: {}\r\nHost: evil.example\r\n", srv.addr),
+        format!("Host: {0}\r\nHost: {0}\r\n", srv.addr),
+    ] {
+        let mut s = std::net::TcpStream::connect(&srv.addr).unwrap();
+        let body = initialize_body();
+        write!(
+            s,
+            "POST /mcp HTTP/1.1\r\n{hosts}Authorization: {auth}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let (got, _) = read_until_closed(&mut s, Duration::from_secs(10));
+        assert!(got.starts_with("HTTP/1.1 400 Bad Request\r\n"), "{got}");
+        assert!(
+            got.ends_with("\r\n\r\nA request must have exactly one Host header; this one has 2.\n"),
+            "{got}"
+        );
+    }
+    // One Host still works.
+    let (status, _, _) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
+    assert_eq!(status, 200);
 }

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
@@ -10,7 +11,9 @@ use clap::{Args, Subcommand};
 use super::call_args::{call_arguments, unknown_tool};
 use super::context::clock;
 use super::out::{emit, emit_err};
-use crate::mcp::http::{DEFAULT_MAX_SESSIONS, HttpOptions, serve_http};
+use crate::mcp::http::{
+    DEFAULT_BODY_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_SESSIONS, HttpOptions, serve_http,
+};
 use crate::mcp::http_tokens;
 use crate::mcp::serve::{ServeOptions, serve};
 use crate::session::Capability;
@@ -36,6 +39,21 @@ pub struct HttpArgs {
     /// At most this many concurrent MCP sessions; further ones get 503.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_SESSIONS, requires = "http")]
     pub max_sessions: usize,
+    /// Milliseconds a client has to send a request's headers (default
+    /// 10000); hidden from --help, see docs/connect.md "Sessions and limits".
+    #[arg(long, hide = true, env = "CAIRN_HTTP_HEADER_TIMEOUT_MS", value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub header_timeout_ms: Option<u64>,
+    /// Milliseconds a client has to send a POST body (default 30000);
+    /// hidden from --help.
+    #[arg(long, hide = true, env = "CAIRN_HTTP_BODY_TIMEOUT_MS", value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub body_timeout_ms: Option<u64>,
+    /// The most connections open at once (default: from the descriptor
+    /// limit); hidden from --help.
+    #[arg(long, hide = true, env = "CAIRN_HTTP_MAX_CONNECTIONS", value_name = "N",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_connections: Option<u64>,
 }
 
 /// `cairn token ...`.
@@ -129,6 +147,15 @@ pub(super) fn serve_cmd(
             no_auth: http.no_auth,
             allow_hosts: http.allow_host.clone(),
             max_sessions: http.max_sessions,
+            header_timeout: http
+                .header_timeout_ms
+                .map_or(DEFAULT_HEADER_TIMEOUT, Duration::from_millis),
+            body_timeout: http
+                .body_timeout_ms
+                .map_or(DEFAULT_BODY_TIMEOUT, Duration::from_millis),
+            max_connections: http
+                .max_connections
+                .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
         })?;
         return Ok(ExitCode::SUCCESS);
     }

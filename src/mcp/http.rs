@@ -5,12 +5,23 @@
 //! session. Serves until SIGINT or SIGTERM, then stops accepting, lets
 //! in-flight requests finish (each tool call is one store transaction, so
 //! nothing is half-written), closes the sessions and exits 0.
+//!
+//! Limits against clients that hold connections without finishing a
+//! request (issue 19 item 3): a request's headers must arrive within
+//! [`HttpOptions::header_timeout`] (hyper's `header_read_timeout`; it also
+//! closes a keep-alive connection left idle that long) and a POST body
+//! within [`HttpOptions::body_timeout`] (`408`, in the gate); at most
+//! [`connection_cap`] connections are open at once, below the descriptor
+//! limit, and further ones wait in the listen backlog until one closes; an
+//! accept error (`EMFILE`, ...) makes the loop back off 10 ms .. 1 s and is
+//! logged at most once a second with a count of the ones suppressed
+//! ([`AcceptBackoff`]).
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
@@ -46,6 +57,16 @@ pub struct HttpOptions {
     pub allow_hosts: Vec<String>,
     /// `--max-sessions` (default 64).
     pub max_sessions: usize,
+    /// How long a client may take to send a request's headers (and how long
+    /// a keep-alive connection may stay idle); default
+    /// [`DEFAULT_HEADER_TIMEOUT`].
+    pub header_timeout: Duration,
+    /// How long a POST body may take to arrive after its headers; default
+    /// [`DEFAULT_BODY_TIMEOUT`].
+    pub body_timeout: Duration,
+    /// The most connections open at once; `None` computes it from the
+    /// descriptor limit ([`connection_cap`]).
+    pub max_connections: Option<usize>,
 }
 
 /// Why `cairn serve --http` could not serve.
@@ -66,8 +87,127 @@ pub enum HttpError {
 /// The default of `--max-sessions`.
 pub const DEFAULT_MAX_SESSIONS: usize = 64;
 
+/// The default time a client has to send a request's headers: 10 s.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The default time a client has to send a POST body: 30 s.
+pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Descriptors kept for the server itself (listener, runtime, stderr, the
+/// token file) besides the per-session reserve.
+const FD_RESERVE: u64 = 32;
+
+/// Descriptors kept per allowed session (its store connection: database,
+/// WAL, and a log file while it writes).
+const FD_PER_SESSION: u64 = 4;
+
+/// The connection cap when the descriptor limit is unknown or unlimited.
+const MAX_CONNECTIONS: usize = 4096;
+
+/// The descriptor limit of this process (`RLIMIT_NOFILE`'s soft value), or
+/// `None` when it cannot be read or is unlimited.
+// `rlim_t` is `u64` on Linux and macOS, not on every Unix.
+#[allow(clippy::useless_conversion)]
+pub fn nofile_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes one `rlimit` through a valid pointer.
+        let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+        if rc != 0 || lim.rlim_cur == libc::RLIM_INFINITY {
+            return None;
+        }
+        u64::try_from(lim.rlim_cur).ok()
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// The most connections served at once: the descriptor limit `nofile`
+/// minus a reserve (32, plus 4 per allowed session), but at least half the
+/// limit, and at most 4096 (also when the limit is unknown).
+pub fn connection_cap(nofile: Option<u64>, max_sessions: usize) -> usize {
+    let Some(limit) = nofile else {
+        return MAX_CONNECTIONS;
+    };
+    let reserve = FD_RESERVE.saturating_add(FD_PER_SESSION.saturating_mul(max_sessions as u64));
+    let cap = limit.saturating_sub(reserve).max(limit / 2).max(1);
+    usize::try_from(cap).map_or(MAX_CONNECTIONS, |c| c.min(MAX_CONNECTIONS))
+}
+
+/// Backoff and rate-limited logging for a failing `accept`. Each error
+/// doubles the pause (10 ms, 20 ms, ... capped at 1 s) until an accept
+/// succeeds; at most one log line a second, saying how many errors were
+/// not logged since the last line.
+#[derive(Debug)]
+pub struct AcceptBackoff {
+    pause: Duration,
+    last_logged: Option<Instant>,
+    suppressed: u64,
+}
+
+impl Default for AcceptBackoff {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AcceptBackoff {
+    /// The first pause after an error.
+    pub const MIN: Duration = Duration::from_millis(10);
+    /// The longest pause.
+    pub const MAX: Duration = Duration::from_secs(1);
+    /// At most one log line per this interval.
+    pub const LOG_EVERY: Duration = Duration::from_secs(1);
+
+    /// No errors yet.
+    pub fn new() -> AcceptBackoff {
+        AcceptBackoff {
+            pause: Self::MIN,
+            last_logged: None,
+            suppressed: 0,
+        }
+    }
+
+    /// An accept failed at `now` with `error`: how long to pause before the
+    /// next accept, and the line to log, if one is due.
+    pub fn on_error(&mut self, now: Instant, error: &str) -> (Duration, Option<String>) {
+        let pause = self.pause;
+        self.pause = (self.pause * 2).min(Self::MAX);
+        let due = self
+            .last_logged
+            .is_none_or(|t| now.saturating_duration_since(t) >= Self::LOG_EVERY);
+        if !due {
+            self.suppressed += 1;
+            return (pause, None);
+        }
+        self.last_logged = Some(now);
+        let line = match std::mem::take(&mut self.suppressed) {
+            0 => format!("accept failed: {error}; pausing {} ms", pause.as_millis()),
+            n => format!(
+                "accept failed: {error}; pausing {} ms ({n} more {} not logged in the last second)",
+                pause.as_millis(),
+                if n == 1 { "failure" } else { "failures" }
+            ),
+        };
+        (pause, Some(line))
+    }
+
+    /// An accept succeeded: the next error starts from the shortest pause.
+    pub fn on_success(&mut self) {
+        self.pause = Self::MIN;
+    }
+}
+
 /// How long shutdown waits for in-flight requests before closing sessions.
 const DRAIN: Duration = Duration::from_secs(10);
+
+/// How often the sessions of revoked or changed tokens are looked for and
+/// closed ([`Gate::sweep`]).
+const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// Resolves `addr` to socket addresses. Errors: a sentence naming `addr`.
 fn resolve(addr: &str) -> Result<Vec<SocketAddr>, HttpError> {
@@ -126,6 +266,19 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| HttpError::Io(format!("cannot listen on {addr}: {e}.")))?;
+    let nofile = nofile_limit();
+    let cap = opts
+        .max_connections
+        .unwrap_or_else(|| connection_cap(nofile, opts.max_sessions))
+        .clamp(1, tokio::sync::Semaphore::MAX_PERMITS);
+    tracing::info!(
+        connections = cap,
+        descriptors = nofile,
+        header_timeout = ?opts.header_timeout,
+        body_timeout = ?opts.body_timeout,
+        "connection limits"
+    );
+    let slots = Arc::new(tokio::sync::Semaphore::new(cap));
     let local = listener
         .local_addr()
         .map_err(|e| HttpError::Io(e.to_string()))?;
@@ -165,6 +318,7 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
             grants: opts.grants.clone(),
             allow_hosts,
             max_sessions: opts.max_sessions,
+            body_timeout: opts.body_timeout,
         },
         service,
         sessions,
@@ -177,35 +331,69 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         "cairn serve: MCP over HTTP at http://{local}{MCP_PATH} for the store at {} ({auth}); Ctrl-C to stop",
         opts.db.display()
     );
+    if tokens.is_some() {
+        let (gate, ct) = (gate.clone(), ct.clone());
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(SWEEP_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => { gate.sweep().await; }
+                    () = ct.cancelled() => break,
+                }
+            }
+        });
+    }
     let graceful = GracefulShutdown::new();
     let stop = shutdown_signal();
     tokio::pin!(stop);
+    let mut backoff = AcceptBackoff::new();
+    let mut http1 = hyper::server::conn::http1::Builder::new();
+    http1
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(opts.header_timeout);
     loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let (stream, _) = match accepted {
-                    Ok(a) => a,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "accept failed");
-                        continue;
-                    }
-                };
-                let gate = gate.clone();
-                let svc = service_fn(move |req| {
-                    let gate = gate.clone();
-                    async move { Ok::<_, std::convert::Infallible>(gate.handle(req).await) }
-                });
-                let conn = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), svc);
-                let conn = graceful.watch(conn);
-                tokio::spawn(async move {
-                    if let Err(e) = conn.await {
-                        tracing::debug!(error = %e, "connection ended");
-                    }
-                });
-            }
+        // A free connection slot first: past the cap, new connections wait
+        // in the listen backlog instead of taking descriptors.
+        let slot = tokio::select! {
+            s = slots.clone().acquire_owned() => s,
             () = &mut stop => break,
-        }
+        };
+        let Ok(slot) = slot else { break };
+        let accepted = tokio::select! {
+            a = listener.accept() => a,
+            () = &mut stop => break,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => {
+                backoff.on_success();
+                stream
+            }
+            Err(e) => {
+                drop(slot);
+                let (pause, line) = backoff.on_error(Instant::now(), &e.to_string());
+                if let Some(line) = line {
+                    tracing::warn!("{line}");
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(pause) => continue,
+                    () = &mut stop => break,
+                }
+            }
+        };
+        let gate = gate.clone();
+        let svc = service_fn(move |req| {
+            let gate = gate.clone();
+            async move { Ok::<_, std::convert::Infallible>(gate.handle(req).await) }
+        });
+        let conn = http1.serve_connection(TokioIo::new(stream), svc);
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended");
+            }
+            drop(slot);
+        });
     }
     drop(listener);
     eprintln!("cairn serve: stopping; letting in-flight requests finish");
@@ -252,7 +440,66 @@ mod tests {
             no_auth,
             allow_hosts: vec![],
             max_sessions: DEFAULT_MAX_SESSIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_connections: None,
         }
+    }
+
+    #[test]
+    fn the_connection_cap_stays_below_the_descriptor_limit() {
+        // 128 descriptors, 64 sessions: the reserve (288) is over the limit,
+        // so half the limit.
+        assert_eq!(connection_cap(Some(128), 64), 64);
+        // 1024 descriptors: 1024 - (32 + 4 * 64).
+        assert_eq!(connection_cap(Some(1024), 64), 736);
+        assert_eq!(connection_cap(Some(1024), 1), 988);
+        assert_eq!(connection_cap(Some(1 << 40), 64), 4096);
+        assert_eq!(connection_cap(None, 64), 4096);
+        assert_eq!(connection_cap(Some(1), 64), 1);
+        assert_eq!(connection_cap(Some(0), 64), 1);
+    }
+
+    /// Issue 19 item 3: a failing accept (EMFILE) backs off 10 ms .. 1 s
+    /// instead of spinning, and logs at most one line a second, with the
+    /// number of failures it did not log.
+    #[test]
+    fn accept_errors_back_off_and_are_logged_once_a_second() {
+        let mut b = AcceptBackoff::new();
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let (p, line) = b.on_error(t0, "Too many open files (os error 24)");
+        assert_eq!(p, ms(10));
+        assert_eq!(
+            line.as_deref(),
+            Some("accept failed: Too many open files (os error 24); pausing 10 ms")
+        );
+        let mut pauses = vec![];
+        let mut t = t0;
+        for _ in 0..9 {
+            t += ms(100);
+            let (p, line) = b.on_error(t, "Too many open files (os error 24)");
+            assert_eq!(line, None, "logged twice within a second");
+            pauses.push(p.as_millis());
+        }
+        assert_eq!(pauses, [20, 40, 80, 160, 320, 640, 1000, 1000, 1000]);
+        let (p, line) = b.on_error(t0 + ms(1000), "Too many open files (os error 24)");
+        assert_eq!(p, ms(1000));
+        assert_eq!(
+            line.as_deref(),
+            Some(
+                "accept failed: Too many open files (os error 24); pausing 1000 ms (9 more failures not logged in the last second)"
+            )
+        );
+        b.on_success();
+        let (p, line) = b.on_error(t0 + ms(1500), "x");
+        assert_eq!(p, ms(10));
+        assert_eq!(line, None);
+        let (_, line) = b.on_error(t0 + ms(2000), "x");
+        assert_eq!(
+            line.as_deref(),
+            Some("accept failed: x; pausing 20 ms (1 more failure not logged in the last second)")
+        );
     }
 
     #[test]

@@ -3,16 +3,26 @@
 //! in this order,
 //!
 //! 1. the path: only `/mcp` (else `404`);
-//! 2. DNS-rebinding protection: the `Host` name and any `Origin`'s host must
+//! 2. exactly one `Host` header and at most one `Origin` (else `400`: which
+//!    one counts is ambiguous, so neither is trusted);
+//! 3. DNS-rebinding protection: the `Host` name and any `Origin`'s host must
 //!    be on the allow list (loopback names plus `--allow-host`), else `403`;
-//! 3. a declared body over the limit (8 MiB): `413` before reading it (rmcp
+//! 4. a declared body over the limit (8 MiB): `413` before reading it (rmcp
 //!    enforces the same limit while streaming a body without a length);
-//! 4. bearer auth: `Authorization: Bearer TOKEN` whose SHA-256 is in the
+//! 5. bearer auth: `Authorization: Bearer TOKEN` whose SHA-256 is in the
 //!    token file, read on every request so a revocation takes effect at once;
 //!    else `401` with `WWW-Authenticate: Bearer`;
-//! 5. session ownership: a request naming an `Mcp-Session-Id` opened with
-//!    another token is `403`;
-//! 6. capacity: a request that would open a session (a POST without
+//! 6. a POST body is read whole within the body timeout (else `408`) and
+//!    the limit (else `413`); it must be JSON (else `400` with JSON-RPC
+//!    `-32700`) and one JSON-RPC object: a batch (array), `null` or any
+//!    other value is `400` with JSON-RPC `-32600` (Invalid Request);
+//! 7. session ownership, checked on every request against the token
+//!    presented now: a request naming an `Mcp-Session-Id` opened with
+//!    another token is `403`; so is one whose token was revoked and
+//!    re-created under the same name, or whose grants changed since the
+//!    session opened (the session is closed: it never keeps grants its
+//!    token no longer has);
+//! 8. capacity: a request that would open a session (a POST without
 //!    `Mcp-Session-Id`) when `--max-sessions` are open is `503`.
 //!
 //! The request then runs inside [`IDENTITY`]'s scope, so the service factory
@@ -24,12 +34,14 @@ use std::convert::Infallible;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
 use rmcp::transport::streamable_http_server::StreamableHttpService;
+use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tower_service::Service;
 
@@ -62,6 +74,38 @@ pub struct Identity {
     /// The capabilities the session gets: the token's grants intersected
     /// with the server's `--grant`.
     pub grants: BTreeSet<Capability>,
+    /// The SHA-256 (hex) of the token presented, which tells a token from a
+    /// later one under the same name; `None` under `--no-auth`.
+    pub token: Option<String>,
+}
+
+/// Who opened a session: checked against every later request's [`Identity`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Owner {
+    name: String,
+    token: Option<String>,
+    grants: BTreeSet<Capability>,
+}
+
+/// Why a request naming a session opened by `owner` is refused (`403`), or
+/// `None` when `identity` may use it: the same token (by hash, not name)
+/// with the same grants as when the session opened.
+fn session_refusal(owner: &Owner, identity: &Identity) -> Option<String> {
+    if owner.name != identity.name {
+        Some("This session was opened with another token.".to_string())
+    } else if owner.token != identity.token {
+        Some(format!(
+            "This session was opened with an earlier token named {}, since revoked or replaced; open a new session (initialize without Mcp-Session-Id).",
+            owner.name
+        ))
+    } else if owner.grants != identity.grants {
+        Some(format!(
+            "The grants of the token {} changed since this session was opened; open a new session (initialize without Mcp-Session-Id).",
+            owner.name
+        ))
+    } else {
+        None
+    }
 }
 
 tokio::task_local! {
@@ -81,6 +125,8 @@ pub struct GateConfig {
     pub allow_hosts: Vec<String>,
     /// `--max-sessions`.
     pub max_sessions: usize,
+    /// How long a POST body may take to arrive, from the end of its headers.
+    pub body_timeout: Duration,
 }
 
 /// The gate and the rmcp service behind it. Cheap to clone (shared state).
@@ -89,8 +135,8 @@ pub struct Gate {
     config: Arc<GateConfig>,
     inner: StreamableHttpService<CairnServer, LocalSessionManager>,
     sessions: Arc<LocalSessionManager>,
-    /// Session id → the name of the token that opened it.
-    owners: Arc<Mutex<HashMap<String, String>>>,
+    /// Session id → the token that opened it.
+    owners: Arc<Mutex<HashMap<String, Owner>>>,
     /// Session-opening requests in flight (counted against the limit).
     opening: Arc<AtomicUsize>,
 }
@@ -129,6 +175,24 @@ pub fn host_name(authority: &str) -> Option<String> {
 pub fn origin_host(origin: &str) -> Option<String> {
     let (_, rest) = origin.trim().split_once("://")?;
     host_name(rest.split('/').next()?)
+}
+
+/// `400` sentence for a request with several `Host` headers or several
+/// `Origin` headers (which one would count is ambiguous), or `None`.
+pub fn duplicate_header_refusal(headers: &HeaderMap) -> Option<String> {
+    let hosts = headers.get_all(header::HOST).iter().count();
+    if hosts > 1 {
+        return Some(format!(
+            "A request must have exactly one Host header; this one has {hosts}."
+        ));
+    }
+    let origins = headers.get_all(header::ORIGIN).iter().count();
+    if origins > 1 {
+        return Some(format!(
+            "A request may have at most one Origin header; this one has {origins}."
+        ));
+    }
+    None
 }
 
 /// 403 sentence for a foreign `Host`/`Origin`, or `None` when both pass.
@@ -180,10 +244,37 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 
 /// `400` with the JSON-RPC parse error (`-32700`, id `null`).
 fn parse_error(detail: &str) -> Response<Body> {
+    jsonrpc_error(-32700, &format!("Parse error: {detail}."))
+}
+
+/// The JSON-RPC Invalid Request message (`-32600`) for a POST body that is
+/// JSON but not one JSON-RPC object, or `None` for an object.
+pub fn invalid_request(body: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    let what = match body {
+        Value::Object(_) => return None,
+        Value::Array(_) => {
+            return Some(
+                "Invalid Request: JSON-RPC batches (a JSON array) are not supported; send one request object per POST."
+                    .to_string(),
+            );
+        }
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+    };
+    Some(format!(
+        "Invalid Request: the body is {what}, not a JSON-RPC request object; send one object per POST."
+    ))
+}
+
+/// `400` with a JSON-RPC error object (`code`, `message`, id `null`).
+fn jsonrpc_error(code: i64, message: &str) -> Response<Body> {
     let body = serde_json::json!({
         "jsonrpc": "2.0",
         "id": null,
-        "error": {"code": -32700, "message": format!("Parse error: {detail}.")}
+        "error": {"code": code, "message": message}
     });
     let mut r = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
     *r.status_mut() = StatusCode::BAD_REQUEST;
@@ -224,12 +315,83 @@ impl Gate {
         }
     }
 
+    /// The identity of a token file entry: its name, its grants capped by
+    /// the server's `--grant`, its hash.
+    fn identity_of(&self, entry: &http_tokens::TokenEntry) -> Identity {
+        Identity {
+            name: entry.name.clone(),
+            grants: entry
+                .capabilities()
+                .intersection(&self.config.grants)
+                .copied()
+                .collect(),
+            token: Some(entry.sha256.clone()),
+        }
+    }
+
+    /// Closes every open session whose token is no longer in the token file
+    /// (revoked, or replaced under its name) or whose grants changed since
+    /// it opened, so that its event stream and subscriptions end too, not
+    /// only its next request; returns how many it closed. The session's
+    /// record stays: a later request naming it is still `403`/`401`. Does
+    /// nothing under `--no-auth` or when the token file cannot be read.
+    pub async fn sweep(&self) -> usize {
+        let Some(path) = &self.config.tokens else {
+            return 0;
+        };
+        let Ok(file) = http_tokens::load(path) else {
+            return 0;
+        };
+        let live: Vec<String> = self
+            .sessions
+            .sessions
+            .read()
+            .await
+            .keys()
+            .map(|k| k.to_string())
+            .collect();
+        let stale: Vec<String> = {
+            let m = match self.owners.lock() {
+                Ok(m) => m,
+                Err(p) => p.into_inner(),
+            };
+            live.into_iter()
+                .filter(|id| {
+                    m.get(id).is_some_and(|owner| {
+                        let current = owner
+                            .token
+                            .as_deref()
+                            .and_then(|h| file.tokens.iter().find(|t| t.sha256 == h));
+                        current.is_none_or(|entry| {
+                            session_refusal(owner, &self.identity_of(entry)).is_some()
+                        })
+                    })
+                })
+                .collect()
+        };
+        for id in &stale {
+            let sid: rmcp::transport::streamable_http_server::session::SessionId =
+                id.as_str().into();
+            if let Err(e) = self.sessions.close_session(&sid).await {
+                tracing::debug!(error = %e, "closing a session of a revoked token");
+            }
+        }
+        if !stale.is_empty() {
+            tracing::info!(
+                sessions = stale.len(),
+                "closed sessions whose token was revoked or changed"
+            );
+        }
+        stale.len()
+    }
+
     /// Who presents these headers, or the `401` to answer.
     fn authenticate(&self, headers: &HeaderMap) -> Result<Identity, Box<Response<Body>>> {
         let Some(path) = &self.config.tokens else {
             return Ok(Identity {
                 name: "anonymous".to_string(),
                 grants: self.config.grants.clone(),
+                token: None,
             });
         };
         let Some(presented) = bearer(headers) else {
@@ -249,14 +411,7 @@ impl Gate {
             }
         };
         match file.lookup(presented) {
-            Some(entry) => Ok(Identity {
-                name: entry.name.clone(),
-                grants: entry
-                    .capabilities()
-                    .intersection(&self.config.grants)
-                    .copied()
-                    .collect(),
-            }),
+            Some(entry) => Ok(self.identity_of(entry)),
             None => Err(Box::new(unauthorized(
                 "The bearer token is not valid (unknown or revoked).",
                 true,
@@ -272,6 +427,10 @@ impl Gate {
                 StatusCode::NOT_FOUND,
                 "Not found; the MCP endpoint is /mcp.",
             );
+        }
+        if let Some(sentence) = duplicate_header_refusal(req.headers()) {
+            tracing::debug!(%sentence, "refused (duplicate header)");
+            return text_response(StatusCode::BAD_REQUEST, &sentence);
         }
         if let Some(sentence) = rebinding_refusal(req.headers(), &self.config.allow_hosts) {
             tracing::warn!(%sentence, "refused (DNS rebinding protection)");
@@ -297,10 +456,18 @@ impl Gate {
         // JSON is a JSON-RPC parse error (400), whatever rmcp would say.
         let (parts, body) = req.into_parts();
         let bytes = if parts.method == http::Method::POST {
-            match http_body_util::Limited::new(body, MAX_BODY_BYTES)
-                .collect()
-                .await
-            {
+            let collect = http_body_util::Limited::new(body, MAX_BODY_BYTES).collect();
+            let Ok(collected) = tokio::time::timeout(self.config.body_timeout, collect).await
+            else {
+                return text_response(
+                    StatusCode::REQUEST_TIMEOUT,
+                    &format!(
+                        "The request body did not arrive within {} s.",
+                        self.config.body_timeout.as_secs_f64()
+                    ),
+                );
+            };
+            match collected {
                 Ok(c) => c.to_bytes(),
                 Err(e) if e.is::<http_body_util::LengthLimitError>() => {
                     return text_response(
@@ -319,10 +486,15 @@ impl Gate {
         } else {
             Bytes::new()
         };
-        if parts.method == http::Method::POST
-            && let Err(e) = serde_json::from_slice::<serde_json::Value>(&bytes)
-        {
-            return parse_error(&e.to_string());
+        if parts.method == http::Method::POST {
+            match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                Err(e) => return parse_error(&e.to_string()),
+                Ok(v) => {
+                    if let Some(message) = invalid_request(&v) {
+                        return jsonrpc_error(-32600, &message);
+                    }
+                }
+            }
         }
         let req = Request::from_parts(parts, Full::new(bytes));
         let session = req
@@ -335,11 +507,22 @@ impl Gate {
                 Ok(m) => m.get(id).cloned(),
                 Err(p) => p.into_inner().get(id).cloned(),
             };
-            if owner.is_some_and(|o| o != identity.name) {
-                return text_response(
-                    StatusCode::FORBIDDEN,
-                    "This session was opened with another token.",
-                );
+            if let Some(owner) = owner
+                && let Some(sentence) = session_refusal(&owner, &identity)
+            {
+                if owner.name == identity.name {
+                    // The token it was opened with is gone (or lost grants):
+                    // end the session so nothing, not even its stream, goes on
+                    // under the old grants. The record stays, so later uses
+                    // get the same 403.
+                    let sid: rmcp::transport::streamable_http_server::session::SessionId =
+                        id.as_str().into();
+                    if let Err(e) = self.sessions.close_session(&sid).await {
+                        tracing::debug!(error = %e, "closing a stale session");
+                    }
+                    tracing::info!(token = %owner.name, "refused a session of a replaced token");
+                }
+                return text_response(StatusCode::FORBIDDEN, &sentence);
             }
         }
         let opens = session.is_none() && req.method() == http::Method::POST;
@@ -358,7 +541,11 @@ impl Gate {
             }
         }
         let deleting = req.method() == http::Method::DELETE;
-        let name = identity.name.clone();
+        let owner = Owner {
+            name: identity.name.clone(),
+            token: identity.token.clone(),
+            grants: identity.grants.clone(),
+        };
         let mut inner = self.inner.clone();
         let response = IDENTITY.scope(identity, inner.call(req)).await;
         let response = match response {
@@ -372,7 +559,7 @@ impl Gate {
                 .get(SESSION_HEADER)
                 .and_then(|v| v.to_str().ok())
             {
-                self.bind(id, &name).await;
+                self.bind(id, owner).await;
             }
         }
         if deleting
@@ -387,9 +574,9 @@ impl Gate {
         response
     }
 
-    /// Records that session `id` belongs to token `name`, dropping records
+    /// Records that session `id` belongs to `owner`, dropping records
     /// of sessions that have ended once the map grows past twice the limit.
-    async fn bind(&self, id: &str, name: &str) {
+    async fn bind(&self, id: &str, owner: Owner) {
         let live: Option<Vec<String>> = {
             let len = match self.owners.lock() {
                 Ok(m) => m.len(),
@@ -416,7 +603,7 @@ impl Gate {
         if let Some(live) = live {
             m.retain(|k, _| live.contains(k));
         }
-        m.insert(id.to_string(), name.to_string());
+        m.insert(id.to_string(), owner);
     }
 }
 
@@ -487,6 +674,86 @@ mod tests {
                 "Origin \"http://{}… (60007 characters)\" is not allowed; start the server with --allow-host HOST to serve it.",
                 "a".repeat(93)
             ))
+        );
+    }
+
+    #[test]
+    fn duplicate_host_or_origin_is_refused() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, "127.0.0.1:7000".parse().unwrap());
+        assert_eq!(duplicate_header_refusal(&h), None);
+        h.append(header::HOST, "evil.example".parse().unwrap());
+        assert_eq!(
+            duplicate_header_refusal(&h).as_deref(),
+            Some("A request must have exactly one Host header; this one has 2.")
+        );
+        h.remove(header::HOST);
+        h.insert(header::HOST, "localhost".parse().unwrap());
+        h.append(header::ORIGIN, "http://localhost".parse().unwrap());
+        assert_eq!(duplicate_header_refusal(&h), None);
+        h.append(header::ORIGIN, "http://evil.example".parse().unwrap());
+        assert_eq!(
+            duplicate_header_refusal(&h).as_deref(),
+            Some("A request may have at most one Origin header; this one has 2.")
+        );
+    }
+
+    #[test]
+    fn only_one_jsonrpc_object_is_a_valid_request() {
+        use serde_json::json;
+        assert_eq!(invalid_request(&json!({"jsonrpc": "2.0"})), None);
+        assert_eq!(
+            invalid_request(&json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])).as_deref(),
+            Some(
+                "Invalid Request: JSON-RPC batches (a JSON array) are not supported; send one request object per POST."
+            )
+        );
+        assert_eq!(
+            invalid_request(&json!(null)).as_deref(),
+            Some(
+                "Invalid Request: the body is null, not a JSON-RPC request object; send one object per POST."
+            )
+        );
+        assert!(
+            invalid_request(&json!(7))
+                .unwrap()
+                .contains("the body is a number,")
+        );
+    }
+
+    #[test]
+    fn a_session_answers_only_the_token_that_opened_it() {
+        let grants = |c: &[Capability]| c.iter().copied().collect::<BTreeSet<_>>();
+        let owner = Owner {
+            name: "agent-1".to_string(),
+            token: Some("aaaa".to_string()),
+            grants: grants(&[Capability::Read, Capability::Write]),
+        };
+        let mut who = Identity {
+            name: "agent-1".to_string(),
+            grants: grants(&[Capability::Read, Capability::Write]),
+            token: Some("aaaa".to_string()),
+        };
+        assert_eq!(session_refusal(&owner, &who), None);
+        who.token = Some("bbbb".to_string());
+        who.grants = grants(&[Capability::Read]);
+        assert_eq!(
+            session_refusal(&owner, &who).as_deref(),
+            Some(
+                "This session was opened with an earlier token named agent-1, since revoked or replaced; open a new session (initialize without Mcp-Session-Id)."
+            )
+        );
+        who.token = Some("aaaa".to_string());
+        assert_eq!(
+            session_refusal(&owner, &who).as_deref(),
+            Some(
+                "The grants of the token agent-1 changed since this session was opened; open a new session (initialize without Mcp-Session-Id)."
+            )
+        );
+        who.name = "reviewer".to_string();
+        assert_eq!(
+            session_refusal(&owner, &who).as_deref(),
+            Some("This session was opened with another token.")
         );
     }
 

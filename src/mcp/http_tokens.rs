@@ -9,6 +9,13 @@
 //! database from the logs cannot lose it), and the store's `.gitignore`
 //! (`cairn.db*`) keeps it out of git. It is written atomically (temporary
 //! file + rename) with mode 0600 on Unix.
+//!
+//! Every change ([`create`], [`revoke`]) is a read-modify-write under an
+//! exclusive lock on `<db>.tokens.lock` (an advisory `flock` held for the
+//! whole change), so two `cairn token` commands at once never undo each
+//! other: a revoke that printed `Revoked the token NAME.` stays revoked and
+//! a concurrent create is kept. Readers (the server, `cairn token list`)
+//! take no lock: the rename makes every read see a whole file, old or new.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -119,6 +126,41 @@ fn hex(bytes: &[u8]) -> String {
     })
 }
 
+/// `<db>.tokens.lock`: the lock file beside the token file at `tokens`.
+pub fn lock_path(tokens: &Path) -> PathBuf {
+    let mut name = tokens.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+/// Runs `change` on the token file at `path` under an exclusive lock on
+/// [`lock_path`] and saves the result (temporary file + rename) before the
+/// lock is released; `change`'s error leaves the file untouched. Errors:
+/// [`TokenError::Io`] (the lock or the file), [`TokenError::Damaged`], and
+/// `change`'s own.
+fn locked_change<T>(
+    path: &Path,
+    change: impl FnOnce(&mut TokenFile) -> Result<T, TokenError>,
+) -> Result<T, TokenError> {
+    let lock = lock_path(path);
+    let io = |source| TokenError::Io {
+        path: lock.clone(),
+        source,
+    };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let guard = open_private(&lock).map_err(io)?;
+    // Blocks until every other change has finished; released when `guard`
+    // is closed (also if this process dies).
+    guard.lock().map_err(io)?;
+    let mut file = load(path)?;
+    let out = change(&mut file)?;
+    save(path, &file)?;
+    drop(guard);
+    Ok(out)
+}
+
 /// Reads the token file at `path`; a missing file is an empty one.
 /// Errors: [`TokenError::Io`], [`TokenError::Damaged`].
 pub fn load(path: &Path) -> Result<TokenFile, TokenError> {
@@ -151,27 +193,53 @@ fn save(path: &Path, file: &TokenFile) -> Result<(), TokenError> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    write_private(&tmp, text.as_bytes()).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    if let Err(e) = write_private(&tmp, text.as_bytes()) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(e));
+    }
+    if let Err(e) = std::fs::rename(&tmp, path) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(e));
+    }
+    sync_dir(path);
+    Ok(())
 }
 
-#[cfg(unix)]
+/// Opens (creating) `path` for writing with mode 0600 on Unix.
+fn open_private(path: &Path) -> std::io::Result<std::fs::File> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o600);
+    }
+    o.open(path)
+}
+
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)?;
+    let mut f = open_private(path)?;
+    f.set_len(0)?;
     f.write_all(bytes)?;
     f.sync_all()
 }
 
-#[cfg(not(unix))]
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    std::fs::write(path, bytes)
+/// Makes a rename in `path`'s folder durable (best effort; Unix only).
+fn sync_dir(path: &Path) {
+    #[cfg(unix)]
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
 }
 
 fn check_name(name: &str) -> Result<(), TokenError> {
@@ -195,10 +263,6 @@ fn check_name(name: &str) -> Result<(), TokenError> {
 pub fn create(path: &Path, name: &str, grant: &str) -> Result<String, TokenError> {
     check_name(name)?;
     let grants = parse_grants(grant).map_err(TokenError::Grants)?;
-    let mut file = load(path)?;
-    if file.tokens.iter().any(|t| t.name == name) {
-        return Err(TokenError::Exists(name.to_string()));
-    }
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| TokenError::Random(e.to_string()))?;
     let token = format!("{TOKEN_PREFIX}{}", hex(&bytes));
@@ -210,7 +274,7 @@ pub fn create(path: &Path, name: &str, grant: &str) -> Result<String, TokenError
                 .ok()
         })
         .unwrap_or_default();
-    file.tokens.push(TokenEntry {
+    let entry = TokenEntry {
         name: name.to_string(),
         sha256: sha256_hex(&token),
         grants: Capability::ALL
@@ -219,8 +283,14 @@ pub fn create(path: &Path, name: &str, grant: &str) -> Result<String, TokenError
             .map(|c| c.as_str().to_string())
             .collect(),
         created,
-    });
-    save(path, &file)?;
+    };
+    locked_change(path, |file| {
+        if file.tokens.iter().any(|t| t.name == name) {
+            return Err(TokenError::Exists(name.to_string()));
+        }
+        file.tokens.push(entry);
+        Ok(())
+    })?;
     Ok(token)
 }
 
@@ -228,13 +298,14 @@ pub fn create(path: &Path, name: &str, grant: &str) -> Result<String, TokenError
 /// from its next request on. Errors: [`TokenError::Unknown`] and the file
 /// errors.
 pub fn revoke(path: &Path, name: &str) -> Result<(), TokenError> {
-    let mut file = load(path)?;
-    let before = file.tokens.len();
-    file.tokens.retain(|t| t.name != name);
-    if file.tokens.len() == before {
-        return Err(TokenError::Unknown(name.to_string()));
-    }
-    save(path, &file)
+    locked_change(path, |file| {
+        let before = file.tokens.len();
+        file.tokens.retain(|t| t.name != name);
+        if file.tokens.len() == before {
+            return Err(TokenError::Unknown(name.to_string()));
+        }
+        Ok(())
+    })
 }
 
 /// `cairn token list`: one line per token, `NAME  GRANTS  CREATED`, names
@@ -321,6 +392,38 @@ mod tests {
         create(&path, "a", "read").unwrap();
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    /// Issue 19 item 2: changes from many threads at once are each kept
+    /// (without the lock, one read-modify-write undid another).
+    #[test]
+    fn concurrent_changes_are_all_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = tokens_path(&dir.path().join("cairn.db"));
+        for i in 0..8 {
+            create(&path, &format!("old-{i}"), "read").unwrap();
+        }
+        std::thread::scope(|s| {
+            for i in 0..8 {
+                let path = &path;
+                s.spawn(move || revoke(path, &format!("old-{i}")).unwrap());
+                s.spawn(move || create(path, &format!("new-{i}"), "read").unwrap());
+            }
+        });
+        let names: Vec<String> = load(&path)
+            .unwrap()
+            .tokens
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(
+            sorted,
+            (0..8).map(|i| format!("new-{i}")).collect::<Vec<_>>(),
+            "{names:?}"
+        );
+        assert!(lock_path(&path).ends_with("cairn.db.tokens.lock"));
     }
 
     #[test]
