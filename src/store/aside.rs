@@ -87,7 +87,7 @@ impl Aside {
         aside.remove();
         let target = aside.path.to_string_lossy().into_owned();
         let conn = Connection::open(db)?;
-        conn.busy_timeout(super::open::BUSY_TIMEOUT)?;
+        conn.busy_timeout(super::schema::BUSY_TIMEOUT)?;
         conn.execute("VACUUM INTO ?1", params![target])?;
         drop(conn);
         if std::env::var_os(PAUSE_IN_ASIDE).is_some() {

@@ -51,7 +51,7 @@ impl ChangeCounter {
     /// 30 s busy timeout) to the store at `db` and reads its `data_version`
     /// as the starting point. Errors: [`StoreError::Sqlite`].
     pub fn open(db: &Path) -> Result<ChangeCounter, StoreError> {
-        let conn = super::open::open_read_only(db)?;
+        let conn = super::reader::open_read_only(db)?;
         let version = data_version(&conn)?;
         Ok(ChangeCounter { conn, version })
     }

@@ -20,6 +20,10 @@ use super::slug::strip_depot;
 /// (spec/tq.md §5 "Views").
 pub const RESERVED_CAIRN: &str = "@cairn";
 
+/// The largest accepted `ts`: 9999-12-31T23:59:59Z in Unix seconds (the
+/// write boundary refuses later stamps, the fold refuses later claim ends).
+pub const MAX_TS: i64 = 253_402_300_799;
+
 /// Event type names (spec/store.md "Event types and what they fold into").
 pub mod types {
     /// `task.create`: data `{description, project_id}`.

@@ -181,11 +181,11 @@ pub(crate) fn parse_action(event_type: &str, data: &Value) -> Result<Action, Str
             until: data
                 .get("until")
                 .and_then(Value::as_i64)
-                .filter(|u| (0..=super::write::MAX_TS).contains(u))
+                .filter(|u| (0..=super::event::MAX_TS).contains(u))
                 .ok_or_else(|| {
                     format!(
                         "data.until must be an integer in 0..={}",
-                        super::write::MAX_TS
+                        super::event::MAX_TS
                     )
                 })?,
         },

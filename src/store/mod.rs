@@ -1,18 +1,25 @@
 //! The event store: an append-only event log and its projection (spec/store.md).
 //!
-//! Rooms: `location` (which database), `schema` (DDL, migrations), `open`
-//! (the [`Store`] and its settings), `event` (events, canonical JSON, ULIDs,
-//! content keys), `fold` (the reducer), `write` (the one write boundary),
-//! `rebuild` (rebuild, verify, digest), `aside` (their scratch copies),
-//! `slug` (minting and validation), `log` (the per-task NDJSON logs git
-//! carries, reconcile, import), `changes` (the change counter subscriptions
-//! and `cairn watch` poll).
+//! Layers, each importing only from the ones below it (docs/architecture.md):
+//!
+//! 1. model: `error`, `model`, `event` (events, canonical JSON, ULIDs,
+//!    content keys, `MAX_TS`), `slug`, `schema` (DDL, migrations, settings),
+//!    `location`, `search`, `read`, and the log's bottom: `log/mod.rs`
+//!    (paths, folder names), `log/line`, `log/safe`;
+//! 2. handle: `reader` (read-only connections, the warm reader), `handle`
+//!    (the [`Store`] and its small lookups), `log/marks` (watermarks);
+//! 3. fold: `split`, `fold` (the reducer), `refold` (fold the whole log);
+//! 4. write and append: `write` (the one write boundary), `log/append`;
+//! 5. rebuild and reconcile: `aside`, `rebuild` (verify, digest),
+//!    `log/read`, `log/reconcile`, `log/check`, `log/import`, `changes`;
+//! 6. open: `open` (opening, migrating, the read-only open).
 
 pub mod aside;
 pub mod changes;
 pub mod error;
 pub mod event;
 mod fold;
+pub(crate) mod handle;
 pub mod location;
 pub mod log;
 pub mod model;
@@ -20,6 +27,7 @@ mod open;
 pub mod read;
 pub mod reader;
 mod rebuild;
+mod refold;
 pub mod schema;
 pub mod search;
 pub mod slug;
@@ -27,10 +35,13 @@ pub(crate) mod split;
 mod write;
 
 pub use error::StoreError;
+pub use event::MAX_TS;
 pub use event::{LoggedEvent, NewEvent, RESERVED_CAIRN, now};
+pub use handle::Store;
 pub use location::{Location, Rule};
 pub use model::{EdgeClass, EdgeType, Status};
-pub use open::{BUSY_TIMEOUT, READ_BUSY_WAIT, ReadOpen, Store};
+pub use open::{READ_BUSY_WAIT, ReadOpen};
 pub use reader::{CatalogData, ReaderGuard, WarmReader};
 pub use rebuild::Verification;
-pub use write::{MAX_TS, WriteReport, WriteTx, write};
+pub use schema::BUSY_TIMEOUT;
+pub use write::{WriteReport, WriteTx, write};

@@ -5,21 +5,15 @@
 //! a read command's (docs/store.md "Reads never wait, never create").
 
 use std::cell::RefCell;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
 
 use super::error::StoreError;
-use super::event::LoggedEvent;
+use super::handle::{Store, SyncState, read_version};
 use super::log::Logs;
-use super::log::reconcile::SyncState;
-use super::reader::WarmReader;
-use super::schema::{MIGRATIONS, SCHEMA_VERSION, Step};
-use super::slug;
-
-/// How long a connection waits for another writer before giving up (30 s).
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+use super::schema::{BUSY_TIMEOUT, MIGRATIONS, SCHEMA_VERSION, Step};
 
 /// How long [`Store::open_read`] waits for the write lock before it skips
 /// the reconcile and reads what is committed (200 ms: a normal write holds
@@ -45,22 +39,6 @@ pub enum ReadOpen {
 
 /// The contents of the `.gitignore` written next to a new `.cairn/cairn.db`.
 pub const GITIGNORE: &str = "cairn.db*\n";
-
-/// One project's store: a read-write SQLite connection to `cairn.db` and its
-/// path (spec/store.md). Not `Sync`; open one per thread or process.
-#[derive(Debug)]
-pub struct Store {
-    /// The warm read-only connection, opened on first use (`reader.rs`).
-    /// Declared first so it is closed first: the read-write connection,
-    /// closed last, checkpoints the WAL and removes `-wal`/`-shm`.
-    pub(crate) warm: RefCell<Option<WarmReader>>,
-    pub(crate) conn: Connection,
-    path: PathBuf,
-    /// The per-task logs beside the database (`None`: not named `cairn.db`).
-    pub(crate) logs: Option<Logs>,
-    /// What the per-call reconcile check last saw.
-    pub(crate) sync_state: RefCell<SyncState>,
-}
 
 impl Store {
     /// Opens the store at `path` (the `cairn.db` file), creating missing
@@ -236,126 +214,6 @@ impl Store {
             Err(e) => Err(e),
         }
     }
-
-    /// The per-task logs of this store, if it keeps them.
-    pub fn logs(&self) -> Option<&Logs> {
-        self.logs.as_ref()
-    }
-
-    /// The `cairn.db` path this store was opened at.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The read-write connection (store-internal reads, mutation target
-    /// selection). Write only through `write`/`write_with`.
-    pub fn conn(&self) -> &Connection {
-        &self.conn
-    }
-
-    /// A NEW read-only connection to the same file (`SQLITE_OPEN_READ_ONLY`,
-    /// 30 s busy timeout, `query_only`). Errors: [`StoreError::Sqlite`].
-    pub fn reader(&self) -> Result<Connection, StoreError> {
-        open_read_only(&self.path)
-    }
-
-    /// The number of events in the log.
-    pub fn event_count(&self) -> Result<i64, StoreError> {
-        Ok(self
-            .conn
-            .query_row("SELECT count(*) FROM events", [], |r| r.get(0))?)
-    }
-
-    /// True when a task row with slug `slug` (depot prefix stripped) exists.
-    pub fn task_exists(&self, slug: &str) -> Result<bool, StoreError> {
-        task_exists_on(&self.conn, slug)
-    }
-
-    /// `Ok(bare slug)` when the task exists, else [`StoreError::NoTask`]
-    /// (`No task SLUG.`, spec/store.md "Slugs and names").
-    pub fn require_task(&self, slug: &str) -> Result<String, StoreError> {
-        let bare = slug::strip_depot(slug);
-        if self.task_exists(bare)? {
-            Ok(bare.to_string())
-        } else {
-            Err(StoreError::NoTask(bare.to_string()))
-        }
-    }
-
-    /// The slug a create of `name` on `today` would mint NOW (spec/store.md
-    /// "Slugs and names"): `-2`, `-3`, ... when the slug already names a
-    /// task. A preview only: another writer may take it before a later
-    /// write; a create mints inside its write transaction with
-    /// [`super::WriteTx::mint_slug`] (issue 14).
-    /// Errors: [`StoreError::NameRequired`], [`StoreError::NameTooThin`].
-    pub fn mint_slug(&self, name: &str, today: time::Date) -> Result<String, StoreError> {
-        mint_slug_on(&self.conn, name, today)
-    }
-
-    /// Live metadata keys: distinct `task_metadata.key`, sorted (a loose
-    /// index scan, see [`super::reader::CATALOG_SQL`]).
-    pub fn metadata_keys(&self) -> Result<Vec<String>, StoreError> {
-        Ok(super::reader::read_catalog(&self.conn)?.meta_keys)
-    }
-
-    /// The whole log in arrival order (`seq`), `data` parsed.
-    pub fn events(&self) -> Result<Vec<LoggedEvent>, StoreError> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT seq, event_id, task_id, type, ts, session_id, prev_session_id, data
-             FROM events ORDER BY seq",
-        )?;
-        let rows = stmt.query_map([], |r| {
-            let data: String = r.get(7)?;
-            Ok(LoggedEvent {
-                seq: r.get(0)?,
-                event_id: r.get(1)?,
-                task_id: r.get(2)?,
-                event_type: r.get(3)?,
-                ts: r.get(4)?,
-                session_id: r.get(5)?,
-                prev_session_id: r.get(6)?,
-                data: serde_json::from_str(&data).unwrap_or(serde_json::Value::Null),
-            })
-        })?;
-        Ok(rows.collect::<Result<Vec<_>, _>>()?)
-    }
-
-    /// The schema version stamped in `schema_meta` (0 when unstamped).
-    pub fn schema_version(&self) -> Result<i64, StoreError> {
-        read_version(&self.conn)
-    }
-}
-
-/// True when a task row with slug `slug` (depot prefix stripped) exists, as
-/// seen by `conn` (inside a write transaction: under the write lock).
-pub(crate) fn task_exists_on(conn: &Connection, slug: &str) -> Result<bool, StoreError> {
-    let bare = slug::strip_depot(slug);
-    Ok(conn
-        .prepare_cached("SELECT 1 FROM tasks WHERE slug = ?1")?
-        .query_row(params![bare], |_| Ok(()))
-        .optional()?
-        .is_some())
-}
-
-/// `YYYY-MM-DD-core[-N]` for `name` on `today`, the suffix the first one no
-/// task row on `conn` holds. Errors as [`slug::slug_for`].
-pub(crate) fn mint_slug_on(
-    conn: &Connection,
-    name: &str,
-    today: time::Date,
-) -> Result<String, StoreError> {
-    let base = slug::slug_for(name, today)?;
-    if !task_exists_on(conn, &base)? {
-        return Ok(base);
-    }
-    let mut n: u64 = 2;
-    loop {
-        let candidate = format!("{base}-{n}");
-        if !task_exists_on(conn, &candidate)? {
-            return Ok(candidate);
-        }
-        n += 1;
-    }
 }
 
 /// True when the store directory of `logs` holds at least one task folder
@@ -413,31 +271,6 @@ fn require_fts5(conn: &Connection) -> Result<(), StoreError> {
         Ok(())
     } else {
         Err(StoreError::NoFts5)
-    }
-}
-
-fn read_version(conn: &Connection) -> Result<i64, StoreError> {
-    let has_meta: bool = conn.query_row(
-        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_meta'",
-        [],
-        |r| r.get(0),
-    )?;
-    if !has_meta {
-        return Ok(0);
-    }
-    let value: Option<String> = conn
-        .query_row(
-            "SELECT value FROM schema_meta WHERE key = 'version'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()?;
-    match value {
-        None => Ok(0),
-        Some(v) => v
-            .trim()
-            .parse()
-            .map_err(|_| StoreError::BadSchemaVersion(v)),
     }
 }
 
@@ -517,26 +350,10 @@ fn run_step(conn: &Connection, step: &Step) -> Result<(), StoreError> {
             }
         }
         Step::Refold(types) => {
-            super::rebuild::refold_types(conn, types)?;
+            super::refold::refold_types(conn, types)?;
         }
     }
     Ok(())
-}
-
-/// A read-only connection to the database at `path`
-/// (`SQLITE_OPEN_READ_ONLY`, 30 s busy timeout, `query_only`): what every
-/// reader of the store opens (`Store::reader`, the warm reader, the change
-/// counter). Errors: [`StoreError::Sqlite`].
-pub(crate) fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
-    let conn = Connection::open_with_flags(
-        path,
-        OpenFlags::SQLITE_OPEN_READ_ONLY
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI,
-    )?;
-    conn.busy_timeout(BUSY_TIMEOUT)?;
-    conn.pragma_update(None, "query_only", "ON")?;
-    Ok(conn)
 }
 
 #[cfg(test)]

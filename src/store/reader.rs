@@ -10,10 +10,10 @@ use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::sync::Arc;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OpenFlags};
 
 use super::error::StoreError;
-use super::open::Store;
+use super::schema::BUSY_TIMEOUT;
 
 /// How many prepared statements one warm reader keeps (rusqlite's LRU
 /// statement cache; the default is 16).
@@ -77,7 +77,7 @@ impl WarmReader {
     /// Opens a read-only connection to `path` (30 s busy timeout).
     /// Errors: [`StoreError::Sqlite`].
     pub fn open(path: &Path) -> Result<WarmReader, StoreError> {
-        let conn = super::open::open_read_only(path)?;
+        let conn = super::reader::open_read_only(path)?;
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         Ok(WarmReader {
             conn,
@@ -166,27 +166,26 @@ impl DerefMut for ReaderGuard<'_> {
     }
 }
 
-impl Store {
-    /// The store's warm read-only connection, opened on first use and kept
-    /// for the store's lifetime (see [`WarmReader`]). Errors:
-    /// [`StoreError::Sqlite`] when it cannot be opened.
-    pub fn warm_reader(&self) -> Result<ReaderGuard<'_>, StoreError> {
-        let Ok(mut slot) = self.warm.try_borrow_mut() else {
-            return Ok(ReaderGuard::Fresh(Box::new(WarmReader::open(self.path())?)));
-        };
-        if slot.is_none() {
-            *slot = Some(WarmReader::open(self.path())?);
-        }
-        match RefMut::filter_map(slot, Option::as_mut) {
-            Ok(r) => Ok(ReaderGuard::Warm(r)),
-            Err(_) => Ok(ReaderGuard::Fresh(Box::new(WarmReader::open(self.path())?))),
-        }
-    }
+/// A read-only connection to the database at `path`
+/// (`SQLITE_OPEN_READ_ONLY`, 30 s busy timeout, `query_only`): what every
+/// reader of the store opens (`Store::reader`, the warm reader, the change
+/// counter). Errors: [`StoreError::Sqlite`].
+pub(crate) fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI,
+    )?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "query_only", "ON")?;
+    Ok(conn)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Store;
     use crate::store::NewEvent;
 
     fn store() -> (tempfile::TempDir, Store) {

@@ -16,8 +16,8 @@ use sha2::{Digest, Sha256};
 use super::aside::Aside;
 use super::error::StoreError;
 use super::event::hex;
-use super::fold::{FoldInput, fold};
-use super::open::Store;
+use super::handle::Store;
+use super::refold::{fold_events_after, rebuild_in};
 
 /// The outcome of [`Store::verify`]: `ok` when the live projection equals a
 /// fresh fold of the log (and the FTS index is consistent); `before`/`after`
@@ -36,21 +36,6 @@ pub struct Verification {
     /// ([`Store::check_logs`]); `None` when not checked or no logs.
     pub logs: Option<crate::store::log::LogCheck>,
 }
-
-/// Empties the projection and fold-state tables (children first).
-const CLEAR_PROJECTION: &str = "
-    DELETE FROM observations;
-    DELETE FROM handoffs;
-    DELETE FROM task_metadata;
-    DELETE FROM edges;
-    DELETE FROM edge_state;
-    DELETE FROM sever_state;
-    DELETE FROM task_fold;
-    DELETE FROM named_views;
-    DELETE FROM view_state;
-    UPDATE tasks SET parent_task_id = NULL;
-    DELETE FROM tasks;
-";
 
 /// The projection and fold-state tables a rebuild swaps in, parents first
 /// (emptied in reverse). Keep in step with [`CLEAR_PROJECTION`].
@@ -134,34 +119,6 @@ const DIGEST_QUERIES: [(&str, &str); 10] = [
         "SELECT name, query, present, ts, eid FROM view_state ORDER BY name",
     ),
 ];
-
-/// Empties the projection and re-folds every event ordered by
-/// `(ts, event_id)`, then rebuilds the FTS index. Runs on `conn` inside the
-/// caller's transaction or savepoint.
-pub(crate) fn rebuild_in(conn: &Connection) -> Result<(), StoreError> {
-    // Speed (spec/store.md "Write and rebuild speed"): clear the FTS index
-    // with 'delete-all', fold with the observation triggers dropped, then
-    // restore them (their own stored SQL) and build the index once.
-    let triggers: Vec<(String, String)> = conn
-        .prepare(
-            "SELECT name, sql FROM sqlite_master
-             WHERE type = 'trigger' AND tbl_name = 'observations' AND sql LIKE '%obs_fts%'
-             ORDER BY name",
-        )?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
-    conn.execute("INSERT INTO obs_fts(obs_fts) VALUES ('delete-all')", [])?;
-    for (name, _) in &triggers {
-        conn.execute_batch(&format!("DROP TRIGGER \"{}\"", name.replace('"', "\"\"")))?;
-    }
-    conn.execute_batch(CLEAR_PROJECTION)?;
-    fold_events_after(conn, 0)?;
-    for (_, sql) in &triggers {
-        conn.execute_batch(sql)?;
-    }
-    conn.execute("INSERT INTO obs_fts(obs_fts) VALUES ('rebuild')", [])?;
-    Ok(())
-}
 
 /// SHA-256 (lower hex) over every projection and fold-state table, rows
 /// rendered with type tags, surrogate ids replaced by slugs.
@@ -261,77 +218,6 @@ fn refold_aside(conn: &Connection) -> Result<i64, StoreError> {
     Ok(through)
 }
 
-/// Folds the events whose `seq` is above `through` (0: every event) on
-/// `conn`, ordered by `(ts, event_id)` (the fold is order-independent, so
-/// late events land correctly). Returns how many were folded.
-fn fold_events_after(conn: &Connection, through: i64) -> Result<usize, StoreError> {
-    fold_selected(
-        conn,
-        "SELECT event_id, task_id, type, ts, data, event_key FROM main.events WHERE seq > ?1
-         ORDER BY ts, event_id",
-        params![through],
-    )
-}
-
-/// Folds, in order, the events `sql` selects as `(event_id, task_id, type,
-/// ts, data, event_key)` with `args` bound; an event a `task.split` lists
-/// folds under its new slug ([`super::split::Remap`]). Returns how many
-/// were folded.
-fn fold_selected(
-    conn: &Connection,
-    sql: &str,
-    args: impl rusqlite::Params,
-) -> Result<usize, StoreError> {
-    let remap = super::split::Remap::load(conn)?;
-    let mut stmt = conn.prepare(sql)?;
-    let mut rows = stmt.query(args)?;
-    let mut n = 0;
-    while let Some(row) = rows.next()? {
-        let event_id: String = row.get(0)?;
-        let task_id: String = row.get(1)?;
-        let event_type: String = row.get(2)?;
-        let ts: i64 = row.get(3)?;
-        let data: String = row.get(4)?;
-        let data: serde_json::Value =
-            serde_json::from_str(&data).unwrap_or(serde_json::Value::Null);
-        let moved = if remap.is_empty() {
-            None
-        } else {
-            let key: String = row.get(5)?;
-            remap.apply(&key, &task_id, &data)
-        };
-        let (task_id, data) = match &moved {
-            Some((t, d)) => (t.as_str(), d),
-            None => (task_id.as_str(), &data),
-        };
-        fold(
-            conn,
-            &FoldInput {
-                event_id: &event_id,
-                task_id,
-                event_type: &event_type,
-                ts,
-                data,
-            },
-        )?;
-        n += 1;
-    }
-    Ok(n)
-}
-
-/// Folds again every logged event whose type is one of `types`, ordered by
-/// `(ts, event_id)` (a migration's [`super::schema::Step::Refold`]: events a
-/// build that did not know the type kept unfolded). Returns how many.
-pub(crate) fn refold_types(conn: &Connection, types: &[&str]) -> Result<usize, StoreError> {
-    let list = serde_json::to_string(types).unwrap_or_else(|_| "[]".to_string());
-    fold_selected(
-        conn,
-        "SELECT event_id, task_id, type, ts, data, event_key FROM main.events
-         WHERE type IN (SELECT value FROM json_each(?1)) ORDER BY ts, event_id",
-        params![list],
-    )
-}
-
 /// The short write transaction of a rebuild, on `conn` (a FRESH connection
 /// that has not used `obs_fts`, so FTS5 holds no cached index structure,
 /// with foreign keys off: the aside projection is consistent as a whole)
@@ -385,7 +271,7 @@ impl Store {
         let aside = Aside::snapshot(self.path())?;
         let through = refold_aside(&aside.open()?)?;
         let conn = Connection::open(self.path())?;
-        conn.busy_timeout(super::open::BUSY_TIMEOUT)?;
+        conn.busy_timeout(super::schema::BUSY_TIMEOUT)?;
         conn.pragma_update(None, "foreign_keys", "OFF")?;
         conn.execute(
             "ATTACH DATABASE ?1 AS aside",

@@ -7,6 +7,12 @@
 //! Digests (see `rebuild.rs`) map ids back to slugs, so two folds that assign
 //! different ids still compare equal.
 
+use std::time::Duration;
+
+/// How long a connection waits for another writer before giving up (30 s;
+/// spec/store.md "SQLite settings").
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// The schema version this build writes and expects (`schema_meta.version`).
 /// Version 2 added the counter columns of [`V2_COUNTERS`]; version 3 the
 /// claim register of [`V3_CLAIMS`].

@@ -7,8 +7,8 @@ use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, 
 use super::error::StoreError;
 use super::event::{LoggedEvent, NewEvent, canonical_json, event_key, new_event_id};
 use super::fold::{FoldInput, fold, parse_action};
+use super::handle::Store;
 use super::log::LogLine;
-use super::open::Store;
 use serde_json::Value;
 
 /// The data field that salts a legitimate repeat of an older event (same
@@ -16,8 +16,7 @@ use serde_json::Value;
 /// the fold ignores it (docs/store.md "Events").
 pub const REPEAT_FIELD: &str = "repeat";
 
-/// The largest accepted `ts`: 9999-12-31T23:59:59Z in Unix seconds.
-pub const MAX_TS: i64 = 253_402_300_799;
+use super::event::MAX_TS;
 
 /// Refuses hostile events before they reach the log: an empty subject or
 /// type, a subject starting with `@` other than [`super::RESERVED_CAIRN`]
@@ -117,7 +116,7 @@ impl WriteTx<'_> {
     /// True when a task row with slug `slug` (depot prefix stripped) exists,
     /// read under this transaction's write lock.
     pub fn task_exists(&self, slug: &str) -> Result<bool, StoreError> {
-        super::open::task_exists_on(&self.tx, slug)
+        super::handle::task_exists_on(&self.tx, slug)
     }
 
     /// Mints `YYYY-MM-DD-core[-N]` for `name` on `today` under the write
@@ -128,7 +127,7 @@ impl WriteTx<'_> {
     /// task. Errors: [`StoreError::NameRequired`], [`StoreError::NameTooThin`],
     /// [`StoreError::Sqlite`].
     pub fn mint_slug(&self, name: &str, today: time::Date) -> Result<String, StoreError> {
-        super::open::mint_slug_on(&self.tx, name, today)
+        super::handle::mint_slug_on(&self.tx, name, today)
     }
 
     /// Appends and folds `events` in order. Returns the `seq` of each event
@@ -329,7 +328,7 @@ impl Store {
         };
         let value = f(&mut wtx)?;
         if wtx.refold {
-            super::rebuild::rebuild_in(&wtx.tx)?;
+            super::refold::rebuild_in(&wtx.tx)?;
         }
         // Refused before it is acknowledged when a line could not be logged
         // or read back (issue 19): dropping `wtx` rolls the transaction back.

@@ -8,9 +8,10 @@ use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
+use super::marks::{Appended, Stamp};
 use super::{LogLine, Logs};
 use crate::store::error::StoreError;
-use crate::store::open::Store;
+use crate::store::handle::Store;
 
 /// A held `flock` on the store's `append.lock` (released on drop). Writers
 /// hold it shared from before their transaction until their lines are
@@ -65,31 +66,16 @@ pub fn append_lines(logs: &Logs, lines: &[LogLine]) -> Result<Vec<Appended>, Sto
     Ok(out)
 }
 
-/// A file's `(mtime ns, size)`.
-pub type Stamp = (i128, u64);
-
-/// One file [`append_lines`] wrote: its `(mtime ns, size)` just before and
-/// just after the write, both read under the file's lock.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Appended {
-    /// The task's folder name.
-    pub folder: String,
-    /// The stamp before the write.
-    pub before: (i128, u64),
-    /// The stamp after the write.
-    pub after: (i128, u64),
-}
-
 /// Appends `text` (whole lines) to the log at `path` as [`append_lines`]
 /// does for one file. Errors: [`StoreError::Io`].
 pub(crate) fn append_text(path: &Path, text: &str) -> Result<(Stamp, Stamp), StoreError> {
     let io = |e| StoreError::io(path, e);
     let mut file = open_for_append(path)?;
     file.lock().map_err(io)?;
-    let before = super::reconcile::stamp(&file.metadata().map_err(io)?);
+    let before = super::marks::stamp(&file.metadata().map_err(io)?);
     let buf = with_repaired_newline(&mut file, text).map_err(io)?;
     file.write_all(buf.as_bytes()).map_err(io)?;
-    let after = super::reconcile::stamp(&file.metadata().map_err(io)?);
+    let after = super::marks::stamp(&file.metadata().map_err(io)?);
     Ok((before, after))
 }
 

@@ -5,10 +5,10 @@
 use std::collections::{HashMap, HashSet};
 
 use super::dir_name;
-use super::reconcile::{Malformed, log_files, parse_log, read_log};
+use super::read::{Malformed, log_files, parse_log, read_log};
 use super::safe::LogRead;
 use crate::store::error::StoreError;
-use crate::store::open::Store;
+use crate::store::handle::Store;
 
 /// What [`Store::check_logs`] found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -45,7 +45,7 @@ use serde_json::{Map, Value};
 
 use crate::store::error::StoreError;
 use crate::store::event::{LoggedEvent, NewEvent, RESERVED_CAIRN, types};
-use crate::store::open::Store;
+use crate::store::handle::Store;
 use crate::store::slug::strip_depot;
 
 /// Seconds between 1900-01-01 (universal time) and 1970-01-01 (Unix).

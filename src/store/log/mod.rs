@@ -14,6 +14,8 @@ mod append;
 pub mod check;
 pub mod import;
 pub mod line;
+pub(crate) mod marks;
+pub(crate) mod read;
 pub(crate) mod reconcile;
 pub mod safe;
 

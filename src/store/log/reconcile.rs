@@ -19,26 +19,22 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, TransactionBehavior, params};
 
 use super::append::{AppendGuard, with_repaired_newline};
 use super::line::quick_key;
-use super::safe::{LogRead, MAX_LINE_BYTES, read_log_file};
-use super::{LOG_FILE, LogLine, Logs, ParsedLine};
+use super::marks::{
+    EXPORT_MARK, WATERMARK_PREFIX, export_mark, index_stamp, load_watermarks, set_meta, stamp,
+};
+use super::read::{log_files, parse_log, read_log};
+use super::safe::LogRead;
+use super::{LogLine, Logs, ParsedLine};
 use crate::store::error::StoreError;
-use crate::store::event::NewEvent;
 use crate::store::fold::{FoldInput, fold};
-use crate::store::open::Store;
-use crate::store::rebuild::rebuild_in;
-
-/// The `schema_meta` key of the export mark.
-pub const EXPORT_MARK: &str = "log.exported_seq";
-
-/// The `schema_meta` key prefix of the per-file watermarks.
-pub const WATERMARK_PREFIX: &str = "log.wm.";
+use crate::store::handle::Store;
+use crate::store::refold::rebuild_in;
 
 /// More missing lines than this are inserted first and folded once through
 /// the rebuild path instead of one fold per line.
@@ -55,166 +51,6 @@ pub struct ReconcileReport {
     pub malformed: usize,
     /// Log files read (their watermark had moved).
     pub files_read: usize,
-}
-
-/// The git index file's identity: `(mtime ns, size, inode)`.
-pub(crate) type IndexStamp = (i128, u64, u64);
-
-/// What the per-call check last saw, and the watermark cache.
-#[derive(Debug, Default)]
-pub(crate) struct SyncState {
-    /// The epoch counter last seen (`None`: never reconciled).
-    pub epoch: Option<u64>,
-    /// The git index stamp last seen (`None` inside: no index file).
-    pub index: Option<Option<IndexStamp>>,
-    /// Watermarks by folder name (loaded on first scan).
-    pub watermarks: Option<HashMap<String, (i128, u64)>>,
-    /// Watermarks moved by this process's own appends, not yet stored in
-    /// `schema_meta` (stored by the next reconcile or when the store drops).
-    pub pending: HashMap<String, (i128, u64)>,
-    /// Seq ranges `(first, last)` this process appended to the logs itself;
-    /// the export mark moves across them when they are contiguous with it.
-    pub exported: Vec<(i64, i64)>,
-}
-
-/// A malformed line: its file, 1-based line number and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Malformed {
-    /// The log file.
-    pub path: PathBuf,
-    /// 1-based line number.
-    pub line: usize,
-    /// Why it was skipped.
-    pub reason: String,
-}
-
-impl std::fmt::Display for Malformed {
-    /// `FILE:LINE: REASON`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}: {}", self.path.display(), self.line, self.reason)
-    }
-}
-
-/// `(mtime ns, size)` of a file's metadata.
-pub(crate) fn stamp(meta: &std::fs::Metadata) -> (i128, u64) {
-    (
-        i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-        meta.len(),
-    )
-}
-
-/// The git index stamp, `None` when there is no index file.
-pub(crate) fn index_stamp(logs: &Logs) -> Option<IndexStamp> {
-    let meta = std::fs::metadata(logs.git_index.as_ref()?).ok()?;
-    let (m, s) = stamp(&meta);
-    Some((m, s, meta.ino()))
-}
-
-/// Reads the log at `path` under a shared `flock` without following links
-/// ([`super::safe::read_log_file`]). Errors: [`StoreError::Io`].
-pub(crate) fn read_log(path: &Path) -> Result<LogRead, StoreError> {
-    read_log_file(path).map_err(|e| StoreError::io(path, e))
-}
-
-/// Parses every line of `text` (the log at `path`): valid events in file
-/// order, and the malformed ones. Blank lines are ignored. A line must also
-/// pass the write boundary's validation and name a subject.
-pub(crate) fn parse_log(path: &Path, text: &str) -> (Vec<ParsedLine>, Vec<Malformed>) {
-    let mut good = Vec::new();
-    let mut bad = Vec::new();
-    for (i, raw) in text.split('\n').enumerate() {
-        let raw = raw.strip_suffix('\r').unwrap_or(raw);
-        if raw.trim().is_empty() {
-            continue;
-        }
-        if raw.len() > MAX_LINE_BYTES {
-            bad.push(Malformed {
-                path: path.to_path_buf(),
-                line: i + 1,
-                reason: format!("line longer than {} MiB", MAX_LINE_BYTES >> 20),
-            });
-            continue;
-        }
-        let checked = LogLine::parse(raw).and_then(|p| {
-            let ev = NewEvent {
-                task_id: p.line.task_id.clone(),
-                event_type: p.line.event_type.clone(),
-                ts: p.line.ts,
-                session_id: p.line.session_id.clone(),
-                data: p.data.clone(),
-            };
-            crate::store::write::validate(&ev).map_err(|e| e.to_string())?;
-            Ok(p)
-        });
-        match checked {
-            Ok(p) => good.push(p),
-            Err(reason) => bad.push(Malformed {
-                path: path.to_path_buf(),
-                line: i + 1,
-                reason,
-            }),
-        }
-    }
-    (good, bad)
-}
-
-/// Every `tasks/<folder>/events.ndjson` under the logs: `(folder, path)`.
-pub(crate) fn log_files(logs: &Logs) -> Result<Vec<(String, PathBuf)>, StoreError> {
-    let tasks = logs.tasks_dir();
-    let entries = match std::fs::read_dir(&tasks) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(StoreError::io(&tasks, e)),
-    };
-    let mut out = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| StoreError::io(&tasks, e))?;
-        let folder = entry.file_name().to_string_lossy().into_owned();
-        out.push((folder, entry.path().join(LOG_FILE)));
-    }
-    out.sort();
-    Ok(out)
-}
-
-fn load_watermarks(conn: &Connection) -> Result<HashMap<String, (i128, u64)>, StoreError> {
-    let mut stmt =
-        conn.prepare("SELECT key, value FROM schema_meta WHERE key >= ?1 AND key < ?2")?;
-    let end = format!("{}\u{10FFFF}", WATERMARK_PREFIX);
-    let rows = stmt.query_map(params![WATERMARK_PREFIX, end], |r| {
-        Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-    })?;
-    let mut out = HashMap::new();
-    for row in rows {
-        let (key, value) = row?;
-        let mut parts = value.split(' ');
-        let m = parts.next().and_then(|s| s.parse().ok());
-        let s = parts.next().and_then(|s| s.parse().ok());
-        if let (Some(folder), Some(m), Some(s)) = (key.strip_prefix(WATERMARK_PREFIX), m, s) {
-            out.insert(folder.to_string(), (m, s));
-        }
-    }
-    Ok(out)
-}
-
-/// Reads `log.exported_seq` (0 when unset).
-pub(crate) fn export_mark(conn: &Connection) -> Result<i64, StoreError> {
-    let v: Option<String> = conn
-        .query_row(
-            "SELECT value FROM schema_meta WHERE key = ?1",
-            params![EXPORT_MARK],
-            |r| r.get(0),
-        )
-        .optional()?;
-    Ok(v.and_then(|s| s.parse().ok()).unwrap_or(0))
-}
-
-fn set_meta(conn: &Connection, key: &str, value: &str) -> Result<(), StoreError> {
-    conn.prepare_cached(
-        "INSERT INTO schema_meta(key, value) VALUES (?1, ?2)
-         ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-    )?
-    .execute(params![key, value])?;
-    Ok(())
 }
 
 /// Inserts one logged event (keeping its id and previous session) and folds
@@ -256,65 +92,6 @@ pub(crate) fn insert_line(
 }
 
 impl Store {
-    /// Records this process's own appends as seen: a file whose stamp
-    /// before the append equals its known watermark (or was empty) held
-    /// nothing unread, so its stamp after the append becomes the watermark
-    /// (kept pending until [`Store::flush_watermarks`]). Any other file is
-    /// left for the next scan to read.
-    pub(crate) fn note_own_appends(&self, files: &[super::append::Appended]) {
-        let mut st = self.sync_state.borrow_mut();
-        let st = &mut *st;
-        let Some(marks) = st.watermarks.as_mut() else {
-            return;
-        };
-        for f in files {
-            if f.before.1 == 0 || marks.get(&f.folder) == Some(&f.before) {
-                marks.insert(f.folder.clone(), f.after);
-                st.pending.insert(f.folder.clone(), f.after);
-            }
-        }
-    }
-
-    /// Stores the pending watermarks in `schema_meta` in one transaction
-    /// (nothing when none are pending). Errors: [`StoreError::Sqlite`].
-    /// Also moves the export mark across the seq ranges this process
-    /// appended itself while they are contiguous with it (a range of another
-    /// process in between stops it: the export pass checks from there).
-    pub(crate) fn flush_watermarks(&self) -> Result<(), StoreError> {
-        let (pending, mut ranges) = {
-            let mut st = self.sync_state.borrow_mut();
-            (
-                std::mem::take(&mut st.pending),
-                std::mem::take(&mut st.exported),
-            )
-        };
-        if pending.is_empty() && ranges.is_empty() {
-            return Ok(());
-        }
-        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        for (folder, (m, s)) in &pending {
-            set_meta(
-                &tx,
-                &format!("{WATERMARK_PREFIX}{folder}"),
-                &format!("{m} {s}"),
-            )?;
-        }
-        ranges.sort_unstable();
-        let mark = export_mark(&tx)?;
-        let mut top = mark;
-        for (first, last) in ranges {
-            if first > top + 1 {
-                break;
-            }
-            top = top.max(last);
-        }
-        if top > mark {
-            set_meta(&tx, EXPORT_MARK, &top.to_string())?;
-        }
-        tx.commit()?;
-        Ok(())
-    }
-
     /// The ingest scan: reads every log whose watermark moved (all of them
     /// when `all`), inserts and folds the lines the database lacks in one
     /// `BEGIN IMMEDIATE` transaction, records the new watermarks, and names
@@ -579,15 +356,6 @@ impl Store {
         st.epoch = Some(epoch);
         st.index = Some(index);
         Ok(())
-    }
-}
-
-impl Drop for Store {
-    /// Stores the watermarks of this process's own appends, so the next
-    /// open does not re-read the files it wrote (best effort: a failure
-    /// only costs that re-read).
-    fn drop(&mut self) {
-        let _ = self.flush_watermarks();
     }
 }
 
