@@ -115,15 +115,7 @@ pub fn tokens_path(db: &Path) -> PathBuf {
 
 /// SHA-256 of `text` as 64 lowercase hex digits.
 pub fn sha256_hex(text: &str) -> String {
-    hex(&Sha256::digest(text.as_bytes()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
+    hex::encode(Sha256::digest(text.as_bytes()))
 }
 
 /// `<db>.tokens.lock`: the lock file beside the token file at `tokens`.
@@ -265,7 +257,7 @@ pub fn create(path: &Path, name: &str, grant: &str) -> Result<String, TokenError
     let grants = parse_grants(grant).map_err(TokenError::Grants)?;
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|e| TokenError::Random(e.to_string()))?;
-    let token = format!("{TOKEN_PREFIX}{}", hex(&bytes));
+    let token = format!("{TOKEN_PREFIX}{}", hex::encode(bytes));
     let created = time::OffsetDateTime::now_utc()
         .replace_nanosecond(0)
         .ok()

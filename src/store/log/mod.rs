@@ -191,9 +191,7 @@ pub fn dir_name(slug: &str) -> String {
         Sha256::digest(slug.as_bytes())
     };
     prefix.push('~');
-    for b in &digest[..8] {
-        prefix.push_str(&format!("{b:02x}"));
-    }
+    prefix.push_str(&hex::encode(&digest[..8]));
     prefix
 }
 
