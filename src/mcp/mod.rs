@@ -3,13 +3,16 @@
 //! `cairn serve`; over Streamable HTTP (`cairn serve --http`, spec/mcp.md
 //! "Wave 2: one server for a team") with bearer tokens.
 
+mod handler;
 pub mod http;
 pub mod http_gate;
 pub mod http_tokens;
 pub mod lines;
+mod listing;
 pub mod logging;
 pub mod prompts;
 pub mod resources;
+mod roots;
 pub mod serve;
 pub mod server;
 pub mod subscriptions;
