@@ -118,10 +118,9 @@ fn store_imports(file: &str, code: &str, files: &BTreeSet<String>) -> BTreeSet<S
         if n == "super" {
             continue;
         }
+        // In `log/mod.rs`, `super` is the store; in the log's files, the log.
         if in_log && file != "log/mod" {
             out.insert(resolve("log", &n));
-        } else if file == "log/mod" {
-            out.insert(resolve("", &n));
         } else {
             out.insert(resolve("", &n));
         }

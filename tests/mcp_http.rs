@@ -9,10 +9,6 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rmcp::service::RunningService;
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
 mod mcpfx;
@@ -155,48 +151,7 @@ impl Drop for Server {
     }
 }
 
-struct Client(RunningService<RoleClient, ()>);
-
-impl Client {
-    async fn connect(url: &str, token: Option<&str>) -> Client {
-        let mut cfg = StreamableHttpClientTransportConfig::with_uri(url.to_string());
-        if let Some(t) = token {
-            cfg = cfg.auth_header(t.to_string());
-        }
-        let transport = StreamableHttpClientTransport::from_config(cfg);
-        Client(().serve(transport).await.unwrap())
-    }
-
-    async fn call(&self, tool: &str, args: Value) -> (String, bool) {
-        mcpfx::call_tool(&self.0, tool, args).await
-    }
-
-    async fn ok(&self, tool: &str, args: Value) -> String {
-        let (text, err) = self.call(tool, args).await;
-        assert!(!err, "{tool} failed: {text}");
-        text
-    }
-
-    async fn err(&self, tool: &str, args: Value) -> String {
-        let (text, err) = self.call(tool, args).await;
-        assert!(err, "{tool} succeeded: {text}");
-        text
-    }
-
-    async fn tool_names(&self) -> Vec<String> {
-        self.0
-            .list_all_tools()
-            .await
-            .unwrap()
-            .iter()
-            .map(|t| t.name.to_string())
-            .collect()
-    }
-
-    async fn close(self) {
-        self.0.cancel().await.unwrap();
-    }
-}
+use mcpfx::Client;
 
 fn initialize_body() -> String {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -252,131 +207,11 @@ async fn the_seed_story_over_http() {
     let dir = repo();
     let all = token(dir.path(), "agent-1", "read,observe,write");
     let srv = Server::start(dir.path(), &[]);
-    let d = today();
-    let tune = format!("{d}-tune-search-ranking");
-    let prefix = format!("{d}-add-prefix-query-support");
-    let tok = format!("{d}-tokenizer-fix");
     let c = Client::connect(&srv.url, Some(&all)).await;
-    assert_eq!(c.tool_names().await.len(), 14);
-    assert_eq!(
-        c.err("task_bootstrap", json!({})).await,
-        "No task to bootstrap; pass task_id or select a task first."
-    );
-    assert_eq!(
-        c.ok("task_create", json!({"name": "tune search ranking"}))
-            .await,
-        format!("Created {tune}.")
-    );
-    assert_eq!(
-        c.ok(
-            "observe",
-            json!({"text": "bm25 ranking confirmed against t/cairn-search.lisp"})
-        )
-        .await,
-        format!("Observed on {tune}.")
-    );
-    assert_eq!(
-        c.ok("task_fork", json!({"name": "add prefix query support"}))
-            .await,
-        format!("Forked {prefix} from {tune} (phase-of).")
-    );
-    assert_eq!(
-        c.ok("task_create", json!({"name": "tokenizer fix"})).await,
-        format!("Created {tok}.")
-    );
-    assert_eq!(
-        c.ok(
-            "task_link",
-            json!({"target_id": tok, "edge_type": "depends-on"})
-        )
-        .await,
-        format!("Linked {prefix} -> {tok} (depends-on).")
-    );
-    assert_eq!(
-        c.ok(
-            "task_set_metadata",
-            json!({"key": "acceptance", "value": "prefix queries return ranked snippets"})
-        )
-        .await,
-        format!("Set acceptance on {prefix}.")
-    );
-    assert_eq!(
-        c.ok(
-            "observe",
-            json!({"text": "prefix queries need a query parser change in src/search.rs:45-78"})
-        )
-        .await,
-        format!("Observed on {prefix}.")
-    );
-    let frontier = json!({"query": "(query \"plan-frontier\")"});
-    assert_eq!(
-        c.ok("task_query", frontier.clone()).await,
-        "No matching tasks."
-    );
-    assert_eq!(
-        c.ok(
-            "task_update_status",
-            json!({"status": "completed", "task_id": tok})
-        )
-        .await,
-        format!("{tok} is now completed.")
-    );
-    assert_eq!(
-        c.ok("task_query", frontier).await,
-        format!(
-            "1 task:\n- {prefix} (active) obs=1 edges=2\n    acceptance: prefix queries return ranked snippets"
-        )
-    );
-    assert_eq!(
-        c.err(
-            "task_query",
-            json!({"query": "(-> (current) (:set-status! \"completed\"))"})
-        )
-        .await,
-        "Query error: Mutations need the task_query_write surface; task_query is read-only."
-    );
-    assert_eq!(
-        c.ok("task_search", json!({"query": "prefix query*"})).await,
-        format!(
-            "1. [{prefix}]  ({d})\n    [prefix] queries need a [query] parser change in src/search.rs:45-78"
-        )
-    );
-    assert_eq!(
-        c.ok("timeline", json!({"limit": 2})).await,
-        format!(
-            "{prefix} — last 2 events\n  8  observation  prefix queries need a query parser change in src/search.rs:45-78\n  7  task.set-metadata  acceptance = prefix queries return ranked snippets"
-        )
-    );
-    let handoff = c
-        .ok(
-            "handoff",
-            json!({"summary": "prefix queries land; tokenizer fix is next"}),
-        )
-        .await;
-    let root = dir.path().canonicalize().unwrap();
-    assert!(
-        handoff.starts_with(&format!(
-            "Handoff scaffolded for {prefix} at {}/.cairn/tasks/{prefix}/",
-            root.display()
-        )),
-        "{handoff}"
-    );
-    c.close().await;
-
+    let story = mcpfx::seed_story(&c, dir.path()).await;
     // A new session on the same server: no current task until bootstrap.
     let c2 = Client::connect(&srv.url, Some(&all)).await;
-    assert_eq!(
-        c2.err("task_get", json!({})).await,
-        "No current task; create or select one first."
-    );
-    let boot = c2.ok("task_bootstrap", json!({"task_id": prefix})).await;
-    assert!(
-        boot.starts_with(&format!(
-            "{prefix}  [active]\n  add prefix query support\n  parent: {tune}\n  edges:\n    depends-on {tok}\n"
-        )),
-        "{boot}"
-    );
-    c2.close().await;
+    mcpfx::seed_story_resume(&c2, &story).await;
     assert_eq!(event_count(dir.path()), 10);
     assert!(verified(dir.path()));
 }

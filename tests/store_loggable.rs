@@ -6,29 +6,12 @@
 //! the database holds and the logs lack.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use cairn::store::log::{MAX_DIR_NAME_BYTES, MAX_LINE_BYTES};
 use cairn::store::{NewEvent, Store, StoreError};
 
-const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
-
-/// `cairn ARGS` in `dir` with a private HOME: (stdout, stderr, exit code).
-fn cairn_in(dir: &Path, args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(CAIRN)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CAIRN_DB")
-        .env_remove("CAIRN_NOW")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
+mod common;
+use common::cairn_in;
 
 /// A project folder with `.git/` and an opened store at `.cairn/cairn.db`.
 fn project() -> (tempfile::TempDir, PathBuf) {

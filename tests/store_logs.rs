@@ -16,26 +16,11 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 
-mod mcpfx;
-
 const CAIRN: &str = env!("CARGO_BIN_EXE_cairn");
 
-/// `cairn ARGS` run in `dir` (location resolution from the directory), with
-/// a private HOME. Returns (stdout, stderr, exit code).
-fn cairn_in(dir: &Path, args: &[&str]) -> (String, String, i32) {
-    let out = Command::new(CAIRN)
-        .args(args)
-        .current_dir(dir)
-        .env_remove("CAIRN_DB")
-        .env("HOME", dir)
-        .output()
-        .unwrap();
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code().unwrap_or(-1),
-    )
-}
+mod common;
+use common::cairn_in;
+mod mcpfx;
 
 /// `cairn call TOOL JSON` in `dir`, asserting success; returns stdout.
 fn call(dir: &Path, tool: &str, args: Value) -> String {

@@ -1,9 +1,13 @@
-//! Shared fixture for the planner's integration tests: a fresh store in a
-//! temporary directory, seeded through the store's one write boundary.
+//! Shared fixture for the integration tests: a fresh store in a temporary
+//! directory, seeded through the store's one write boundary; and the built
+//! `cairn` run in a project directory.
 
 #![allow(dead_code)]
 
 pub mod queries;
+
+use std::path::Path;
+use std::process::Command;
 
 use cairn::session::Session;
 use cairn::store::{EdgeType, NewEvent, Status, Store};
@@ -191,4 +195,23 @@ pub fn heavy_events(sid: &str) -> Vec<NewEvent> {
         }
     }
     events
+}
+
+/// `cairn ARGS` run in `dir` (the store found from the directory, no
+/// `CAIRN_DB`, no `CAIRN_NOW`), with `dir` as HOME: (stdout, stderr, exit
+/// code).
+pub fn cairn_in(dir: &Path, args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("CAIRN_DB")
+        .env_remove("CAIRN_NOW")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
 }
