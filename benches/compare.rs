@@ -16,6 +16,8 @@
 
 #[path = "compare/cases.rs"]
 mod cases;
+#[path = "compare/claims.rs"]
+mod claims;
 #[path = "compare/measure.rs"]
 mod measure;
 #[path = "compare/memory.rs"]
@@ -193,6 +195,24 @@ fn main() {
             "fixed cost, cold new connection".to_string(),
             cold,
             f64::NAN,
+        ));
+        let (claim, target_opt, target_naive, claim_hand) = claims::claim_one(&g.path);
+        eprintln!(
+            "{n:>6} claim-one: ours {} ms (whole write), hand {} ms; target set {} ms optimized, {} ms naive (before issue 23)",
+            fmt_ms(claim),
+            fmt_ms(claim_hand),
+            fmt_ms(target_opt),
+            fmt_ms(target_naive)
+        );
+        rows.push((
+            "claim-one (write, lock held)".to_string(),
+            claim,
+            claim_hand,
+        ));
+        rows.push((
+            "claim-one target set: optimized vs naive".to_string(),
+            target_opt,
+            target_naive,
         ));
         let (before, after) = knowledge_memory(&g.path, &g.current);
         eprintln!(

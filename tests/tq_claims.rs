@@ -525,3 +525,41 @@ fn a_session_without_an_agent_name_cannot_claim() {
     assert_eq!(r(&f, &nobody, T0, "(mine)").lines().next(), Some(refusal));
     assert_eq!(f.events(), 1);
 }
+
+/// Issue 23: claim-one's target set is a top-N on the slug: one statement
+/// that walks the slug index and stops at the first ready task (`LIMIT`),
+/// never the whole `ready` set sorted, so the write lock is held for the
+/// write, not for a scan.
+#[test]
+fn claim_one_walks_the_slug_index_and_stops_at_the_first_ready_task() {
+    let f = common::seeded();
+    let ana = agent("ana");
+    let ex = Engine::new()
+        .with_clock(Clock::Fixed(T0))
+        .explain(&f.store, &ana, CLAIM_ONE, Surface::Write)
+        .unwrap();
+    assert_eq!(ex.statements.len(), 2);
+    let target = &ex.statements[0];
+    assert!(
+        target.sql.contains(" ORDER BY t.slug ASC LIMIT ?"),
+        "{}",
+        target.sql
+    );
+    assert!(!target.sql.contains("ROW_NUMBER"), "{}", target.sql);
+    assert!(
+        target
+            .plan
+            .iter()
+            .any(|l| l.trim() == "SCAN t USING INDEX sqlite_autoindex_tasks_1"),
+        "{:#?}",
+        target.plan
+    );
+    assert!(
+        !target.plan.iter().any(|l| l.contains("tasks_status")),
+        "{:#?}",
+        target.plan
+    );
+    // And it still takes the first ready task by slug.
+    let first = r(&f, &ana, T0, "(-> (query \"ready\") (:take 1) (:ids))");
+    assert_eq!(w(&f, &ana, T0, CLAIM_ONE), first);
+}

@@ -112,7 +112,8 @@ pub struct Prepared {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explain {
     /// A read query's IR before the rewrites (docs/planner.md "The IR");
-    /// `None` for a write query (its segments are lowered naively).
+    /// `None` for a write query (its segments go through the same rewrites;
+    /// their IR is not shown).
     pub ir: Option<String>,
     /// The IR after the rewrites (`None` for a write query).
     pub optimized: Option<String>,

@@ -17,6 +17,7 @@ use rusqlite::Connection;
 
 use super::diagnostic::Diagnostic;
 use super::exec::{self, ExecError, classify};
+use super::ir;
 use super::plan::{Mutation, PStep, Plan, WriteForm};
 use super::sql::{self, Start, Statement, Tail};
 use crate::session::Session;
@@ -38,7 +39,6 @@ pub enum WriteError {
 #[derive(Debug, Clone)]
 struct Target {
     id: i64,
-    ord: i64,
     live: bool,
     slug: Option<String>,
     current: rusqlite::types::Value,
@@ -52,7 +52,6 @@ fn read_targets(conn: &Connection, st: &Statement) -> Result<Vec<Target>, ExecEr
         while let Some(r) = rows.next()? {
             out.push(Target {
                 id: r.get(0)?,
-                ord: r.get(1)?,
                 live: r.get::<_, Option<bool>>(2)?.unwrap_or(false),
                 slug: r.get(3)?,
                 current: r.get(4)?,
@@ -227,27 +226,43 @@ pub fn statements(plan: &Plan) -> Vec<Statement> {
     let mut from = 0;
     for (i, s) in steps.iter().enumerate() {
         if let PStep::Mutate(m) = s {
-            out.push(sql::lower(
-                &plan.main,
+            out.push(segment(
+                plan,
                 &steps[from..i],
                 &start,
                 &Tail::Targets(m),
-                plan.reflect,
                 plan.now,
             ));
             start = Start::Carried("[]".to_string());
             from = i + 1;
         }
     }
-    out.push(sql::lower(
-        &plan.main,
+    out.push(segment(
+        plan,
         &steps[from..],
         &start,
         &exec::tail_of(&plan.main),
-        plan.reflect,
         plan.now,
     ));
     out
+}
+
+/// One segment of a write plan (`steps` from `start`, shaped by `tail`) as
+/// ONE statement, through the same rewrites as a read (issue 23): a
+/// `(:take 1)` before `(:claim! S)` becomes a `LIMIT` in the target set, so
+/// the write lock is held for the write, not for a scan of every candidate.
+/// `now` (Unix seconds) judges claims.
+fn segment(plan: &Plan, steps: &[PStep], start: &Start, tail: &Tail<'_>, now: i64) -> Statement {
+    let carried = match start {
+        Start::Source => None,
+        Start::Carried(json) => Some(json.as_str()),
+    };
+    let naive = ir::build(&plan.main, steps, carried, tail.shape(), plan.reflect, now);
+    let opts = ir::Options {
+        counters: true,
+        ..ir::Options::default()
+    };
+    sql::lower_ir(&ir::optimize(naive, &opts).0)
 }
 
 /// What [`run_write`] leaves for after the commit: the final segment's rows
@@ -353,14 +368,7 @@ pub fn run_write(
     let mut from = 0;
     for (i, s) in steps.iter().enumerate() {
         if let PStep::Mutate(m) = s {
-            let st = sql::lower(
-                &plan.main,
-                &steps[from..i],
-                &start,
-                &Tail::Targets(m),
-                plan.reflect,
-                judge,
-            );
+            let st = segment(plan, &steps[from..i], &start, &Tail::Targets(m), judge);
             let mut targets = read_targets(tx.conn(), &st)?;
             let events = match m {
                 Mutation::Claim { .. } | Mutation::Release { .. } => {
@@ -371,17 +379,18 @@ pub fn run_write(
                 _ => events_for(tx.conn(), m, &targets, sid, ts)?,
             };
             append_counted(tx, &events, &mut appended, &mut subjects)?;
-            let carried: Vec<[i64; 2]> = targets.iter().map(|t| [t.id, t.ord]).collect();
+            // The statement returns the targets in the segment's order (a
+            // lazy order is its ORDER BY, not a rank): carry their positions.
+            let carried: Vec<[i64; 2]> = (1..).zip(&targets).map(|(pos, t)| [t.id, pos]).collect();
             start = Start::Carried(serde_json::to_string(&carried).unwrap_or_default());
             from = i + 1;
         }
     }
-    let st = sql::lower(
-        &plan.main,
+    let st = segment(
+        plan,
         &steps[from..],
         &start,
         &exec::tail_of(&plan.main),
-        plan.reflect,
         judge,
     );
     Ok(Written {

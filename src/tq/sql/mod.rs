@@ -40,7 +40,8 @@ use super::ir::{self, Ir, Order};
 use super::plan::{PStep, Pipeline};
 
 /// Lowers `steps` of pipeline `p` (starting at `start`) and `tail` to one
-/// statement, unoptimized (the write path: mutation targets carry ranks).
+/// statement, unoptimized (the naive lowering; the write path optimizes its
+/// segments first, `tq::mutate`).
 /// `reflect` must be true when any source of the whole query is reflective
 /// (it adds the `refl` relation). Mutation steps inside `steps` pass their
 /// input through (the executor splits the pipeline at them). `now` (Unix
@@ -233,7 +234,10 @@ impl Lower {
                             | Field::ObsCount
                             | Field::EdgeCount
                     );
-                if never_null {
+                if *f == Field::Slug {
+                    // Slugs are unique and never NULL: the key is its own tie.
+                    Some(format!("{e} {d}{tie}"))
+                } else if never_null {
                     Some(format!("{e} {d}, {slug}{tie}"))
                 } else {
                     Some(format!("({e}) IS NULL, ({e}) {d}, {slug}{tie}"))

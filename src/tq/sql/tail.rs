@@ -110,11 +110,8 @@ impl Lower {
                         }
                     }
                 };
-                let join = if self.reflect {
-                    format!("FROM {s} x LEFT JOIN tasks t ON t.id = x.id")
-                } else {
-                    join
-                };
+                // With reflection rows the join keeps `refl r`: a lazy order
+                // (the optimized write path) sorts by `COALESCE(t.slug, r.slug)`.
                 let live = self.d.not_reserved(&format!("{t}.slug"));
                 format!(
                     "SELECT x.id, x.ord, ({t}.id IS NOT NULL AND {live}), {t}.slug, {current} {join}{ob}"
