@@ -69,7 +69,7 @@ async fn output_schemas_and_structured_content_over_stdio() {
     );
     assert_eq!(
         res.structured_content,
-        Some(json!({"shape": "ids", "result": [format!("{d}-fix-ci")]}))
+        Some(json!({"shape": "ids", "result": [format!("{d}-fix-ci")], "truncated": null}))
     );
     let res = c
         .call_tool(call("task_get", json!({"task_id": "nope"})))

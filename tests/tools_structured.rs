@@ -460,7 +460,11 @@ fn task_query_structure_is_the_cli_json() {
         ),
     ] {
         let (_, v) = call(&mut fx, "task_query", json!({"query": q}));
-        assert_eq!(v, json!({"shape": shape, "result": result}), "{q}");
+        assert_eq!(
+            v,
+            json!({"shape": shape, "result": result, "truncated": null}),
+            "{q}"
+        );
         assert_eq!(v["result"], cli_json(&fx, q), "{q}");
     }
     let (text, _) = call(
@@ -483,7 +487,7 @@ fn task_query_write_structure_is_the_result_as_run() {
         v,
         json!({"shape": "tasks", "result": [
             {"slug": TOKEN, "display-name": TOKEN, "status": "blocked"}
-        ]})
+        ], "truncated": null})
     );
     assert_eq!(text, format!("1 task:\n- {TOKEN} (blocked)"));
     // Ran once: one status event.
@@ -513,4 +517,86 @@ fn errors_carry_text_only() {
         assert!(out.is_error, "{tool}");
         assert_eq!(out.structured, None, "{tool}");
     }
+}
+
+/// Issue 23: a result whose text passes the 16,000-character budget carries
+/// in its structure exactly the tasks the text shows (`truncated: {shown,
+/// total}`), in the same order: a task set (widened), ids and groups.
+#[test]
+fn a_truncated_text_bounds_its_structure_to_the_same_tasks() {
+    let mut fx = Fx::new();
+    let events: Vec<cairn::store::NewEvent> = (0..400)
+        .map(|i| {
+            cairn::store::NewEvent::task_create(
+                "s",
+                T0,
+                &format!("2026-06-22-task-{i:03}-with-a-rather-long-name-to-fill-the-text-budget"),
+                None,
+                None,
+            )
+        })
+        .collect();
+    fx.store.write(&events).unwrap();
+    // The slugs a text shows: its `- SLUG` lines, in order.
+    let shown_slugs = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("- "))
+            .map(|l| l.split_whitespace().next().unwrap().to_string())
+            .collect()
+    };
+    for (q, key) in [
+        ("(-> (all) (:sort :slug :asc))", Some("slug")),
+        ("(-> (all) (:ids))", None),
+    ] {
+        let (text, v) = call(&mut fx, "task_query", json!({"query": q}));
+        let k = shown_slugs(&text);
+        assert!(
+            text.ends_with(&format!(
+                "… truncated: showing {} of 400 tasks; narrow the query or add (:take {}).",
+                k.len(),
+                k.len()
+            )),
+            "{text}"
+        );
+        assert!(k.len() > 50 && k.len() < 400, "{}", k.len());
+        assert_eq!(
+            v["truncated"],
+            json!({"shown": k.len(), "total": 400}),
+            "{q}"
+        );
+        let got: Vec<String> = v["result"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| match key {
+                Some(key) => t[key].as_str().unwrap().to_string(),
+                None => t.as_str().unwrap().to_string(),
+            })
+            .collect();
+        assert_eq!(got, k, "{q}");
+        assert_valid("task_query", &v);
+    }
+    // Groups: the first K tasks in group order.
+    let (text, v) = call(
+        &mut fx,
+        "task_query",
+        json!({"query": "(-> (all) (:group-by :status))"}),
+    );
+    let k = shown_slugs(&text);
+    assert_eq!(v["truncated"], json!({"shown": k.len(), "total": 400}));
+    let got: Vec<String> = v["result"]["active"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["slug"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(got, k);
+    // A whole result says so.
+    let (_, v) = call(
+        &mut fx,
+        "task_query",
+        json!({"query": "(-> (all) (:take 3) (:ids))"}),
+    );
+    assert_eq!(v["truncated"], json!(null));
+    assert_eq!(v["result"].as_array().unwrap().len(), 3);
 }

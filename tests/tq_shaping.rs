@@ -219,7 +219,7 @@ fn a_write_whose_shaping_passes_the_limit_is_a_success_with_its_summary() {
         Some(json!({"shape": "recorded", "result": {
             "recorded": {"events": 3, "tasks": 3},
             "note": TOO_SLOW_02
-        }}))
+        }, "truncated": null}))
     );
     assert_eq!(f.events(), n + 6);
     // Nothing to write: the ordinary limit sentence, an error.

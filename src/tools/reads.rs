@@ -3,12 +3,14 @@
 
 use super::args::{QueryArgs, SearchArgs, TaskIdArgs, int_arg};
 use super::render::{BOOTSTRAP_HANDOFFS, RECENT_OBS, date, one_line, state_block};
-use super::structured::{Bootstrapped, HandoffRef, QueryResult, SearchHit, SearchResult, TaskGot};
+use super::structured::{
+    Bootstrapped, HandoffRef, QueryResult, SearchHit, SearchResult, TaskGot, Truncated,
+};
 use super::{Done, ToolCtx, ToolOutcome, bare, check_len, limits, store_err};
 use crate::store::{read, search};
 use crate::tq::Surface;
 use crate::tq::json;
-use crate::tq::render::{Output, render};
+use crate::tq::render::{Output, render_counted};
 
 /// `task_search`'s default number of hits (seed 000).
 pub const SEARCH_DEFAULT_LIMIT: i64 = 10;
@@ -183,19 +185,31 @@ fn query_line(ctx: &mut ToolCtx<'_>, a: QueryArgs, surface: Surface) -> Done {
         .engine
         .run_value(ctx.store, ctx.session, query, surface)
         .map_err(|d| d.render_plain())?;
-    let text = render(&out);
+    let (text, cut) = render_counted(&out);
+    // A text cut to its budget cuts the structure to the same tasks, so a
+    // response is bounded (issue 23: a whole 94k-task `knowledge` as JSON
+    // took 1.6 GiB).
+    let first = cut.map(|c| c.shown);
+    let shown = match first {
+        Some(n) => out.first(n),
+        None => out.clone(),
+    };
     let result = match (&out, surface) {
         // A task set on the read surface: the widened JSON of
         // `cairn query --format json`, read with the same code.
         (Output::Tasks { .. }, Surface::Read) => {
-            json::run_json(ctx.engine, ctx.store, ctx.session, query, surface)
-                .unwrap_or_else(|_| json::output_json(&out))
+            json::run_json_first(ctx.engine, ctx.store, ctx.session, query, surface, first)
+                .unwrap_or_else(|_| json::output_json(&shown))
         }
-        _ => json::output_json(&out),
+        _ => json::output_json(&shown),
     };
     let structure = QueryResult {
         shape: shape(&out).to_string(),
         result,
+        truncated: cut.map(|c| Truncated {
+            shown: c.shown,
+            total: c.total,
+        }),
     };
     Ok(ToolOutcome::with(text, &structure))
 }

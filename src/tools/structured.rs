@@ -131,7 +131,25 @@ pub struct QueryResult {
     /// The JSON `cairn query --format json` prints for the query: an array
     /// of task objects, an array of slugs, a number, an array of projected
     /// objects, an object of groups, or `{recorded: {events, tasks}, note}`.
+    /// Cut to the tasks the text shows when the text was truncated (see
+    /// `truncated`).
     pub result: Value,
+    /// `null` when `result` is whole; when the text was cut to its
+    /// 16,000-character budget (`… truncated: showing K of N tasks`),
+    /// `{shown: K, total: N}`: `result` then holds the same first K tasks,
+    /// in the same order (issue 23: no response carries more than its
+    /// text). Narrow the query or add `(:take K)` for the rest.
+    pub truncated: Option<Truncated>,
+}
+
+/// How much of a result a response carries when its text was truncated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[schemars(deny_unknown_fields)]
+pub struct Truncated {
+    /// Tasks in `result` (K, at least 1).
+    pub shown: usize,
+    /// Tasks the query yields (N, more than K).
+    pub total: usize,
 }
 
 /// One `task_search` hit.

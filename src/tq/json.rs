@@ -102,7 +102,7 @@ fn all_fields(meta_keys: &[String]) -> Vec<Field> {
 /// with `(:select EVERY-FIELD)` appended, so the JSON of a task set can carry
 /// every field of each task. `None` when `q` already ends in a shaper or is
 /// `define!`/`undefine!`.
-fn widen(q: &Query, meta_keys: &[String]) -> Option<Query> {
+fn widen(q: &Query, meta_keys: &[String], first: Option<usize>) -> Option<Query> {
     if matches!(
         q.source.node,
         Source::Define { .. } | Source::Undefine { .. }
@@ -116,6 +116,10 @@ fn widen(q: &Query, meta_keys: &[String]) -> Option<Query> {
         return None;
     }
     let mut w = q.clone();
+    if let Some(n) = first {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        w.steps.push(Spanned::new(Step::Take(n), 0..0));
+    }
     w.steps
         .push(Spanned::new(Step::Select(all_fields(meta_keys)), 0..0));
     Some(w)
@@ -181,12 +185,27 @@ pub fn run_json(
     text: &str,
     surface: Surface,
 ) -> Result<serde_json::Value, Diagnostic> {
+    run_json_first(engine, store, session, text, surface, None)
+}
+
+/// [`run_json`] of only the first `first` tasks of a task set (the widened
+/// query takes them before it selects every field), so a structured result
+/// cut to what its text shows never fetches the rest (issue 23). `None`:
+/// every task. Errors: those of `text`.
+pub fn run_json_first(
+    engine: &Engine,
+    store: &Store,
+    session: &Session,
+    text: &str,
+    surface: Surface,
+    first: Option<usize>,
+) -> Result<serde_json::Value, Diagnostic> {
     let keys = store
         .metadata_keys()
         .map_err(|e| Diagnostic::execution(e.to_string()))?;
     let widened = front::compile(text, &keys)
         .ok()
-        .and_then(|q| widen(&q, &keys));
+        .and_then(|q| widen(&q, &keys, first));
     if let Some(w) = widened {
         match engine.run_query_value(store, session, &w, surface)? {
             Output::Projection { fields, rows } => return Ok(widened_json(&fields, &rows)),

@@ -58,6 +58,58 @@ pub enum Output {
 }
 
 impl Output {
+    /// The tasks (rows) the result holds: task lines, ids, projected rows,
+    /// every group's tasks; 0 for a count or a recorded write.
+    pub fn task_count(&self) -> usize {
+        match self {
+            Output::Tasks { tasks, .. } => tasks.len(),
+            Output::Ids { ids } => ids.len(),
+            Output::Projection { rows, .. } => rows.len(),
+            Output::Groups { groups, .. } => groups.iter().map(|g| g.tasks.len()).sum(),
+            Output::Count { .. } | Output::Recorded { .. } => 0,
+        }
+    }
+
+    /// The result cut to its first `n` tasks, in its order (groups in group
+    /// order, a group left without tasks dropped); a count or a recorded
+    /// write unchanged. What a structured result carries when its text was
+    /// truncated ([`render_counted`]).
+    pub fn first(&self, n: usize) -> Output {
+        match self {
+            Output::Tasks { tasks, enriched } => Output::Tasks {
+                tasks: tasks.iter().take(n).cloned().collect(),
+                enriched: *enriched,
+            },
+            Output::Ids { ids } => Output::Ids {
+                ids: ids.iter().take(n).cloned().collect(),
+            },
+            Output::Projection { fields, rows } => Output::Projection {
+                fields: fields.clone(),
+                rows: rows.iter().take(n).cloned().collect(),
+            },
+            Output::Groups { field, groups } => {
+                let mut left = n;
+                let mut kept = Vec::new();
+                for g in groups {
+                    if left == 0 {
+                        break;
+                    }
+                    let tasks: Vec<TaskRow> = g.tasks.iter().take(left).cloned().collect();
+                    left -= tasks.len();
+                    kept.push(Group {
+                        key: g.key.clone(),
+                        tasks,
+                    });
+                }
+                Output::Groups {
+                    field: field.clone(),
+                    groups: kept,
+                }
+            }
+            other => other.clone(),
+        }
+    }
+
     /// The summary line of [`Output::Recorded`]: `Recorded N events on M
     /// tasks.` (`Recorded N events.` when no task is named). `None` for
     /// every other shape.
@@ -231,7 +283,11 @@ fn cut_to(s: &str, max: usize) -> String {
 /// [`TEXT_BUDGET`] characters; then `… truncated: showing K of N tasks;
 /// narrow the query or add (:take K).` with K the tasks shown (never 0: a
 /// first task entry alone over budget is shown cut with `…`). `total` is N.
-fn budgeted_entries(header: String, entries: &[(String, usize)], total: usize) -> String {
+fn budgeted_entries(
+    header: String,
+    entries: &[(String, usize)],
+    total: usize,
+) -> (String, Option<usize>) {
     let lens: Vec<usize> = entries.iter().map(|(e, _)| 1 + e.chars().count()).collect();
     let head = header.chars().count();
     if head + lens.iter().sum::<usize>() <= TEXT_BUDGET {
@@ -240,7 +296,7 @@ fn budgeted_entries(header: String, entries: &[(String, usize)], total: usize) -
             out.push('\n');
             out.push_str(e);
         }
-        return out;
+        return (out, None);
     }
     let mut out = header;
     let mut used = head;
@@ -278,11 +334,11 @@ fn budgeted_entries(header: String, entries: &[(String, usize)], total: usize) -
         shown = 1;
     }
     out.push_str(&continuation(shown, total));
-    out
+    (out, Some(shown))
 }
 
 /// Header + one task per entry within the budget (see [`budgeted_entries`]).
-fn budgeted(entries: &[String]) -> String {
+fn budgeted(entries: &[String]) -> (String, Option<usize>) {
     let n = entries.len();
     let entries: Vec<(String, usize)> = entries.iter().map(|e| (e.clone(), 1)).collect();
     budgeted_entries(format!("{}:", plural(n, "task")), &entries, n)
@@ -291,29 +347,52 @@ fn budgeted(entries: &[String]) -> String {
 /// Renders `o` as the text of §4. User values are [`one_line`]; node sets,
 /// projections and groups stay within [`TEXT_BUDGET`] characters.
 pub fn render(o: &Output) -> String {
+    render_counted(o).0
+}
+
+/// How much of a result the text shows when it was cut to the budget: the
+/// first `shown` of `total` tasks (in the result's order; for groups, in
+/// group order), as the text's `… truncated: showing K of N tasks` says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    /// Tasks the text shows (K ≥ 1).
+    pub shown: usize,
+    /// Tasks the result holds (N > K).
+    pub total: usize,
+}
+
+/// [`render`], and the [`Shown`] cut when the text was truncated (`None`:
+/// the whole result is in the text). Structured results are cut to the
+/// same tasks (issue 23), so no response carries more than its text.
+pub fn render_counted(o: &Output) -> (String, Option<Shown>) {
     const EMPTY: &str = "No matching tasks.";
+    let total = o.task_count();
+    let whole = |text: String| (text, None);
+    let cut =
+        |(text, shown): (String, Option<usize>)| (text, shown.map(|shown| Shown { shown, total }));
     match o {
         Output::Tasks { tasks, enriched } => {
             if tasks.is_empty() {
-                return EMPTY.into();
+                return whole(EMPTY.into());
             }
             let lines: Vec<String> = tasks.iter().map(|t| task_lines(t, *enriched)).collect();
-            budgeted(&lines)
+            cut(budgeted(&lines))
         }
         Output::Ids { ids } => {
             if ids.is_empty() {
-                return EMPTY.into();
+                return whole(EMPTY.into());
             }
             let lines: Vec<String> = ids.iter().map(|s| format!("- {}", one_line(s))).collect();
-            budgeted(&lines)
+            cut(budgeted(&lines))
         }
-        Output::Count { count } => count.to_string(),
-        Output::Recorded { note, .. } => {
-            format!("{} {note}", o.recorded_summary().unwrap_or_default())
-        }
+        Output::Count { count } => whole(count.to_string()),
+        Output::Recorded { note, .. } => whole(format!(
+            "{} {note}",
+            o.recorded_summary().unwrap_or_default()
+        )),
         Output::Projection { fields, rows } => {
             if rows.is_empty() {
-                return EMPTY.into();
+                return whole(EMPTY.into());
             }
             let lines: Vec<String> = rows
                 .iter()
@@ -325,11 +404,11 @@ pub fn render(o: &Output) -> String {
                     s
                 })
                 .collect();
-            budgeted(&lines)
+            cut(budgeted(&lines))
         }
         Output::Groups { groups, .. } => {
             if groups.is_empty() {
-                return EMPTY.into();
+                return whole(EMPTY.into());
             }
             let total: usize = groups.iter().map(|g| g.tasks.len()).sum();
             let mut entries: Vec<(String, usize)> = Vec::new();
@@ -339,11 +418,11 @@ pub fn render(o: &Output) -> String {
                     entries.push((task_lines(t, false), 1));
                 }
             }
-            budgeted_entries(
+            cut(budgeted_entries(
                 format!("{}:", plural(groups.len(), "group")),
                 &entries,
                 total,
-            )
+            ))
         }
     }
 }

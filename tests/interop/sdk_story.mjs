@@ -84,6 +84,7 @@ try {
   check("query structuredContent", r.structuredContent, {
     shape: "ids",
     result: [`${d}-phase-2-wire-up`, kebab],
+    truncated: null,
   });
 
   r = await client.callTool({ name: "task_query", arguments: { query: "(active)" } });

@@ -164,7 +164,7 @@ async def story(project):
                "metadata": {"acceptance": "prefix queries return ranked snippets"}})
         text, count = await c.structured("task_query", {"query": "(-> (all) (:count))"})
         check("count text", text, "3")
-        check("count structuredContent", count, {"shape": "count", "result": 3})
+        check("count structuredContent", count, {"shape": "count", "result": 3, "truncated": None})
         check("read surface refuses mutations",
               await c.err("task_query", {"query": '(-> (current) (:set-status! "completed"))'}),
               "Query error: Mutations need the task_query_write surface; task_query is read-only.")
