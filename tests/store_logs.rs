@@ -923,7 +923,7 @@ fn symlinked_logs_are_never_followed() {
     let log = repo.join(".cairn/tasks").join(&a).join("events.ndjson");
     std::fs::remove_file(&log).unwrap();
     std::os::unix::fs::symlink(&outside, &log).unwrap();
-    let (_, err, code) = cairn_in(
+    let (out, err, code) = cairn_in(
         &repo,
         &[
             "call",
@@ -932,9 +932,13 @@ fn symlinked_logs_are_never_followed() {
         ],
     );
     // Refused before it is recorded (issue 19): nothing the logs cannot
-    // hold is acknowledged.
-    assert_eq!(code, 1, "{err}");
-    assert!(err.contains("is a symlink"), "{err}");
+    // hold is acknowledged; the tool's error names the link.
+    assert_eq!(code, 1, "{out}{err}");
+    let log_text = log.display().to_string();
+    assert_eq!(
+        out.trim_end(),
+        format!("cannot prepare {log_text}: refused: {log_text} is a symlink")
+    );
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep\n");
     assert_eq!(store_digest(&repo).1, 1, "the note was not recorded");
     // A task folder linked to /dev/zero's folder.
@@ -1196,4 +1200,33 @@ fn commit_plan_if_any(dir: &Path) {
     if dir.join(".cairn").exists() {
         commit_plan(dir, "plan");
     }
+}
+
+/// Issue 23: opening a store whose git index has not moved since the last
+/// scan reads no log folder (one stat of the index, not a walk of every
+/// task's log): lines dropped into `tasks/` by hand are ingested when git
+/// next moves the index (a checkout, merge, pull or `git add`), and at once
+/// by `cairn rebuild --from-logs`.
+#[test]
+fn an_open_with_an_unmoved_git_index_does_not_walk_the_logs() {
+    let t = tempfile::tempdir().unwrap();
+    let a = t.path().join("a");
+    let b = t.path().join("b");
+    init_repo(&a);
+    init_repo(&b);
+    create(&a, "first task in a");
+    commit_plan(&a, "a");
+    let count = |repo: &Path| cairn_in(repo, &["query", "(-> (all) (:count))"]).0;
+    // The commit moved the index: this open scans and stores its stamp.
+    assert_eq!(count(&a), "1\n");
+    let from_b = create(&b, "made in clone b");
+    // B's log copied into A by hand: git's index in A has not moved.
+    let src = b.join(".cairn/tasks").join(&from_b);
+    let dst = a.join(".cairn/tasks").join(&from_b);
+    std::fs::create_dir_all(&dst).unwrap();
+    std::fs::copy(src.join("events.ndjson"), dst.join("events.ndjson")).unwrap();
+    assert_eq!(count(&a), "1\n", "the unmoved index skips the walk");
+    git(&a, &["add", ".cairn"]);
+    assert_eq!(count(&a), "2\n", "a moved index brings the line in");
+    assert_eq!(count(&a), "2\n");
 }

@@ -199,7 +199,7 @@ impl Store {
         };
         self.conn.busy_timeout(READ_BUSY_WAIT)?;
         let result = (|| -> Result<(), StoreError> {
-            self.ingest_logs(logs, false)?;
+            self.ingest_if_index_moved(logs, super::log::marks::index_stamp(logs))?;
             if export {
                 // The lock was free a moment ago; a writer that starts in
                 // between makes this wait for its append (milliseconds).

@@ -28,6 +28,47 @@ pub struct Appended {
     pub after: (i128, u64),
 }
 
+/// The `schema_meta` key of the git index stamp the last ingest scan saw
+/// (`MTIME_NS SIZE INODE`): opening a store whose git index has not moved
+/// since needs no scan of every log (issue 23).
+pub const INDEX_SEEN: &str = "log.index_seen";
+
+/// The git index stamp stored under [`INDEX_SEEN`] (`None`: never stored or
+/// unreadable). Errors: [`StoreError::Sqlite`].
+pub(crate) fn index_seen(conn: &Connection) -> Result<Option<IndexStamp>, StoreError> {
+    let v: Option<String> = conn
+        .query_row(
+            "SELECT value FROM schema_meta WHERE key = ?1",
+            params![INDEX_SEEN],
+            |r| r.get(0),
+        )
+        .optional()?;
+    Ok(v.and_then(|s| {
+        let mut p = s.split(' ');
+        Some((
+            p.next()?.parse().ok()?,
+            p.next()?.parse().ok()?,
+            p.next()?.parse().ok()?,
+        ))
+    }))
+}
+
+/// Stores `stamp` under [`INDEX_SEEN`] (one short write transaction; nothing
+/// when it is already stored). Errors: [`StoreError::Sqlite`].
+pub(crate) fn store_index_seen(conn: &Connection, stamp: IndexStamp) -> Result<(), StoreError> {
+    if index_seen(conn)? == Some(stamp) {
+        return Ok(());
+    }
+    let tx = rusqlite::Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    set_meta(
+        &tx,
+        INDEX_SEEN,
+        &format!("{} {} {}", stamp.0, stamp.1, stamp.2),
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
 /// The `schema_meta` key of the export mark.
 pub const EXPORT_MARK: &str = "log.exported_seq";
 

@@ -26,7 +26,8 @@ use rusqlite::{Connection, TransactionBehavior, params};
 use super::append::{AppendGuard, with_repaired_newline};
 use super::line::quick_key;
 use super::marks::{
-    EXPORT_MARK, WATERMARK_PREFIX, export_mark, index_stamp, load_watermarks, set_meta, stamp,
+    EXPORT_MARK, WATERMARK_PREFIX, export_mark, index_seen, index_stamp, load_watermarks, set_meta,
+    stamp, store_index_seen,
 };
 use super::read::{log_files, parse_log, read_log};
 use super::safe::LogRead;
@@ -319,12 +320,41 @@ impl Store {
         };
         let epoch = super::read_epoch(&logs.epoch_path());
         let index = index_stamp(&logs);
-        let mut report = self.ingest_logs(&logs, all)?;
+        let mut report = if all {
+            self.ingest_logs(&logs, true)?
+        } else {
+            self.ingest_if_index_moved(&logs, index)?
+        };
         report.exported = self.export_logs(&logs)?;
         self.flush_watermarks()?;
         let mut st = self.sync_state.borrow_mut();
         st.epoch = Some(epoch);
         st.index = Some(index);
+        Ok(report)
+    }
+
+    /// The ingest scan of an open (issue 23): skipped when the store keeps
+    /// its logs in a git work tree whose index has the stamp the last scan
+    /// stored ([`super::marks::INDEX_SEEN`]): nothing but a checkout, merge or
+    /// pull brings lines in, and each of those moves the index; this
+    /// process's and other processes' own writes are in the database
+    /// already. Otherwise (no index, a moved one, none stored) the scan runs
+    /// and the stamp is stored. Errors: [`StoreError::Io`],
+    /// [`StoreError::Sqlite`].
+    pub(crate) fn ingest_if_index_moved(
+        &self,
+        logs: &Logs,
+        index: Option<crate::store::handle::IndexStamp>,
+    ) -> Result<ReconcileReport, StoreError> {
+        if let Some(stamp) = index
+            && index_seen(&self.conn)? == Some(stamp)
+        {
+            return Ok(ReconcileReport::default());
+        }
+        let report = self.ingest_logs(logs, false)?;
+        if let Some(stamp) = index {
+            store_index_seen(&self.conn, stamp)?;
+        }
         Ok(report)
     }
 
@@ -349,6 +379,9 @@ impl Store {
         let logs = logs.clone();
         if index_moved {
             self.ingest_logs(&logs, false)?;
+            if let Some(stamp) = index {
+                store_index_seen(&self.conn, stamp)?;
+            }
         }
         self.export_logs(&logs)?;
         self.flush_watermarks()?;
