@@ -185,8 +185,8 @@ pub(crate) fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Store;
     use crate::store::NewEvent;
+    use crate::store::Store;
 
     fn store() -> (tempfile::TempDir, Store) {
         let dir = tempfile::tempdir().expect("tempdir");
