@@ -1104,6 +1104,18 @@ fn same_name_tasks_from_two_clones_stay_two_tasks() {
         c_notes.contains("c: other bug") && !c_notes.contains("a: found"),
         "{c_notes}"
     );
+    // Both keep the name they were created with (`ls`, `show`).
+    let (listing, _, _) = cairn_in(&a, &["ls", "--all", "--json"]);
+    let listing: Value = serde_json::from_str(&listing).unwrap();
+    for slug in [&sa, &moved] {
+        let t = listing
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["slug"] == json!(slug))
+            .unwrap_or_else(|| panic!("{slug} in {listing}"));
+        assert_eq!(t["name"], json!("fix parser bug"), "{slug}: {t}");
+    }
     // Told once: the next command says nothing more.
     let (_, err, _) = cairn_in(&a, &["query", list]);
     assert!(!err.contains("two clones"), "{err}");

@@ -172,18 +172,51 @@ pub fn task_state(
 
 /// The name typed when task `slug` was created: the `name` of its first
 /// `task.create` event, `None` when that event kept none (tasks created
-/// before wave 2, TQ-created tasks). Errors: [`StoreError::Sqlite`].
+/// before wave 2, TQ-created tasks). A creation a `task.split` moved to
+/// another slug (docs/store.md "Same name in two clones") names that task,
+/// not `slug`: the moved task `SLUG-XXXXXX` finds its create through the
+/// split on `SLUG`. Errors: [`StoreError::Sqlite`].
 pub fn typed_name(conn: &Connection, slug: &str) -> Result<Option<String>, StoreError> {
-    Ok(conn
+    let own: Option<Option<String>> = conn
         .query_row(
-            "SELECT json_extract(data, '$.name') FROM events
-             WHERE task_id = ?1 AND type = 'task.create' ORDER BY seq LIMIT 1",
+            "SELECT json_extract(e.data, '$.name') FROM events e
+             WHERE e.task_id = ?1 AND e.type = 'task.create'
+               AND NOT EXISTS (SELECT 1 FROM events s, json_each(s.data, '$.events') k
+                               WHERE s.task_id = ?1 AND s.type = 'task.split'
+                                 AND k.value = e.event_key)
+             ORDER BY e.seq LIMIT 1",
             [slug],
             |r| r.get::<_, Option<String>>(0),
         )
-        .optional()?
-        .flatten()
-        .filter(|n| !n.trim().is_empty()))
+        .optional()?;
+    let name = match own {
+        Some(n) => n,
+        None => match split_base(slug) {
+            Some(base) => conn
+                .query_row(
+                    "SELECT json_extract(c.data, '$.name')
+                     FROM events s, json_each(s.data, '$.events') k
+                     JOIN events c ON c.event_key = k.value AND c.type = 'task.create'
+                     WHERE s.task_id = ?1 AND s.type = 'task.split'
+                       AND json_extract(s.data, '$.into') = ?2
+                     ORDER BY c.seq LIMIT 1",
+                    [base, slug],
+                    |r| r.get::<_, Option<String>>(0),
+                )
+                .optional()?
+                .flatten(),
+            None => None,
+        },
+    };
+    Ok(name.filter(|n| !n.trim().is_empty()))
+}
+
+/// `SLUG` of a moved task's slug `SLUG-XXXXXX` (six lower-hex digits), the
+/// subject of the split that moved it; `None` for any other slug.
+fn split_base(slug: &str) -> Option<&str> {
+    let (base, tail) = slug.rsplit_once('-')?;
+    (tail.len() == 6 && tail.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .then_some(base)
 }
 
 /// An open task (status `open`, `active` or `blocked`) and its name, for
