@@ -421,3 +421,37 @@ fn verify_or_rebuild_stopped_by_a_signal_removes_its_copy() {
     let (code, out, _) = run(dir, Some(&db), &["verify"]);
     assert_eq!(code, 0, "{out}");
 }
+
+/// Issue 19 (hostile run, H2): a writer stopped between its commit and its
+/// log append no longer hangs every other WRITE: the export pass on open
+/// gives up on the exclusive log lock after a second (the stopped writer's
+/// own append is still to come) and the write goes on; the paused writer's
+/// event reaches the log once it is gone.
+#[test]
+fn a_write_goes_on_while_another_write_is_between_commit_and_append() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let db = dir.join(".cairn/cairn.db");
+    ok(dir, &db, &["add", "tune search ranking"]);
+    let mut writer = writer_paused_after_commit(dir, &db, PLAN, "paused note");
+    let (code, out, err) = run(dir, Some(&db), &["note", PLAN, "second note"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out, format!("Observed on {PLAN}.\n"));
+    // Answered while the first writer is still paused (before: it waited
+    // for the writer's whole pause, or forever for a stopped one).
+    assert!(
+        writer.try_wait().unwrap().is_none(),
+        "the write waited for the paused writer"
+    );
+    writer.kill().unwrap();
+    writer.wait().unwrap();
+    let (code, out, err) = run(dir, Some(&db), &["verify"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("logs: ok"), "{out}");
+    let log = dir.join(".cairn/tasks").join(PLAN).join("events.ndjson");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        text.contains("paused note") && text.contains("second note"),
+        "{text}"
+    );
+}

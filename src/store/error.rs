@@ -77,6 +77,15 @@ pub enum StoreError {
         /// The subject of the first of them.
         first: String,
     },
+    /// The log lock (`append.lock`) stayed held past the busy timeout: a
+    /// write stopped between its commit and its log append (issue 19).
+    #[error(
+        "Another cairn process has held the log lock (append.lock) for {seconds} s: a write stopped between its commit and its log append (a suspended or debugged process?). Nothing was changed; resume or end that process and try again."
+    )]
+    LogLocked {
+        /// How long this process waited, in seconds.
+        seconds: u64,
+    },
     /// The global scratch store has no home (neither XDG_DATA_HOME nor HOME is set).
     #[error(
         "cannot place the global scratch store: neither XDG_DATA_HOME nor HOME is set; pass --db PATH or set CAIRN_DB."

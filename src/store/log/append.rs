@@ -23,8 +23,24 @@ pub struct AppendGuard {
 
 impl AppendGuard {
     /// Takes the append lock shared (`exclusive == false`) or exclusive,
-    /// waiting as long as needed. Errors: [`StoreError::Io`].
+    /// waiting at most the busy timeout (30 s; issue 19: a writer stopped
+    /// between its commit and its append holds the lock for as long as it
+    /// is stopped). Errors: [`StoreError::LogLocked`] after the wait,
+    /// [`StoreError::Io`].
     pub fn take(logs: &Logs, exclusive: bool) -> Result<AppendGuard, StoreError> {
+        let wait = crate::store::schema::BUSY_TIMEOUT;
+        Self::take_within(logs, exclusive, wait)?.ok_or(StoreError::LogLocked {
+            seconds: wait.as_secs(),
+        })
+    }
+
+    /// [`AppendGuard::take`] waiting at most `wait`; `None` when another
+    /// process still holds it then. Errors: [`StoreError::Io`].
+    pub fn take_within(
+        logs: &Logs,
+        exclusive: bool,
+        wait: std::time::Duration,
+    ) -> Result<Option<AppendGuard>, StoreError> {
         let path = logs.lock_path();
         let file = OpenOptions::new()
             .create(true)
@@ -32,13 +48,26 @@ impl AppendGuard {
             .write(true)
             .open(&path)
             .map_err(|e| StoreError::io(&path, e))?;
-        let locked = if exclusive {
-            file.lock()
-        } else {
-            file.lock_shared()
-        };
-        locked.map_err(|e| StoreError::io(&path, e))?;
-        Ok(AppendGuard { _file: file })
+        let deadline = std::time::Instant::now() + wait;
+        let mut pause = std::time::Duration::from_millis(1);
+        loop {
+            let tried = if exclusive {
+                file.try_lock()
+            } else {
+                file.try_lock_shared()
+            };
+            match tried {
+                Ok(()) => return Ok(Some(AppendGuard { _file: file })),
+                Err(std::fs::TryLockError::WouldBlock) => {}
+                Err(std::fs::TryLockError::Error(e)) => return Err(StoreError::io(&path, e)),
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            std::thread::sleep(pause.min(deadline - now));
+            pause = (pause * 2).min(std::time::Duration::from_millis(50));
+        }
     }
 }
 
@@ -258,6 +287,27 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_log_lock_is_waited_for_a_bounded_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = Logs {
+            dir: dir.path().to_path_buf(),
+            git_index: None,
+        };
+        let held = AppendGuard::take(&logs, true).unwrap();
+        let short = std::time::Duration::from_millis(50);
+        assert!(AppendGuard::take_within(&logs, true, short).unwrap().is_none());
+        assert!(AppendGuard::take_within(&logs, false, short).unwrap().is_none());
+        drop(held);
+        let shared = AppendGuard::take_within(&logs, false, short).unwrap();
+        assert!(shared.is_some());
+        assert!(AppendGuard::take_within(&logs, false, short).unwrap().is_some());
+        assert_eq!(
+            StoreError::LogLocked { seconds: 30 }.to_string(),
+            "Another cairn process has held the log lock (append.lock) for 30 s: a write stopped between its commit and its log append (a suspended or debugged process?). Nothing was changed; resume or end that process and try again."
+        );
+    }
 
     #[test]
     fn epoch_counts_up_from_zero() {

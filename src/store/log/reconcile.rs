@@ -37,6 +37,11 @@ use crate::store::fold::{FoldInput, fold};
 use crate::store::handle::Store;
 use crate::store::refold::rebuild_in;
 
+/// How long the export pass waits for the exclusive log lock before it
+/// leaves the catch-up to the next reconcile (1 s; a normal append holds
+/// the lock for milliseconds).
+const EXPORT_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// More missing lines than this are inserted first and folded once through
 /// the rebuild path instead of one fold per line.
 const BULK: usize = 2000;
@@ -243,7 +248,13 @@ impl Store {
         if max <= export_mark(&self.conn)? {
             return Ok(0);
         }
-        let _guard = AppendGuard::take(logs, true)?;
+        // A catch-up, not a promise: when a writer holds the lock (its own
+        // append is coming) or one stopped mid-write holds it, skip; the
+        // mark stays and the next reconcile tries again (issue 19: an open
+        // never hangs on a stopped writer).
+        let Some(_guard) = AppendGuard::take_within(logs, true, EXPORT_WAIT)? else {
+            return Ok(0);
+        };
         let mark = export_mark(&self.conn)?;
         self.export_from(logs, mark)
     }
