@@ -203,3 +203,39 @@ fn an_import_of_a_long_non_ascii_task_is_logged_and_survives_a_rebuild() {
     let (out, _, _) = cairn_in(root, &["query", "(-> (all) (:select :slug))"]);
     assert_eq!(out, format!("1 task:\n- {slug}  slug={slug}\n"));
 }
+
+/// Hostile run H1: a log grown past the old 256 MiB read cap (writers
+/// committed but not yet appended, or a union merge of two clones' logs)
+/// is still read back: the read cap (1 GiB) leaves 800 MiB above the write
+/// cap (224 MiB). Here 300 MiB of blank lines (spaces, which the reader
+/// skips) stand for the other writers' lines.
+#[test]
+fn a_log_past_the_write_cap_is_still_read_back() {
+    let (t, db) = project();
+    let store = Store::open(&db).unwrap();
+    let slug = "2026-12-01-grown-log";
+    store
+        .write(&[NewEvent::task_create("s1", 1, slug, None, None)])
+        .unwrap();
+    let log = t
+        .path()
+        .join(".cairn/tasks")
+        .join(slug)
+        .join("events.ndjson");
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        let mut blank = vec![b' '; (6 << 20) - 1];
+        blank.push(b'\n');
+        for _ in 0..50 {
+            f.write_all(&blank).unwrap();
+        }
+    }
+    assert!(std::fs::metadata(&log).unwrap().len() > 300 << 20);
+    let check = store.check_logs().unwrap().unwrap();
+    assert!(check.ok(), "{check:?}");
+    assert!(check.malformed.is_empty(), "{:?}", check.malformed);
+    let report = store.rebuild_from_logs().unwrap().unwrap();
+    assert_eq!(report.malformed, 0);
+    assert_eq!(store.event_count().unwrap(), 1);
+}
