@@ -1242,3 +1242,91 @@ fn an_open_with_an_unmoved_git_index_does_not_walk_the_logs() {
     assert_eq!(count(&a), "2\n", "a moved index brings the line in");
     assert_eq!(count(&a), "2\n");
 }
+
+/// Hostile run M1: three clones create the same name. B resolves against A
+/// first; C then pulls A's and B's creations (and B's split) at once: C's
+/// own task still moves to its own `SLUG-XXXXXX`, A's completed task is not
+/// reopened, and every note stays with its task.
+#[test]
+fn same_name_tasks_from_three_clones_stay_three_tasks() {
+    let t = tempfile::tempdir().unwrap();
+    let origin = t.path().join("origin");
+    init_repo(&origin);
+    git(&origin, &["config", "receive.denyCurrentBranch", "ignore"]);
+    let [a, b, c] = ["a", "b", "c"].map(|n| t.path().join(n));
+    for n in ["a", "b", "c"] {
+        git(t.path(), &["clone", "-q", "origin", n]);
+    }
+    let s = create(&a, "fix parser bug");
+    call(&a, "observe", json!({"task_id": s, "text": "A note"}));
+    call(
+        &a,
+        "task_update_status",
+        json!({"task_id": s, "status": "completed"}),
+    );
+    commit_plan(&a, "a");
+    git(&a, &["push", "-q", "origin", "main"]);
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(create(&b, "fix parser bug"), s);
+    call(&b, "observe", json!({"task_id": s, "text": "B note"}));
+    commit_plan(&b, "b");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert_eq!(create(&c, "fix parser bug"), s);
+    call(&c, "observe", json!({"task_id": s, "text": "C note"}));
+    call(
+        &c,
+        "task_update_status",
+        json!({"task_id": s, "status": "blocked"}),
+    );
+    commit_plan(&c, "c");
+    // B resolves against A and pushes; C pulls both at once.
+    git(
+        &b,
+        &["pull", "-q", "--no-rebase", "--no-edit", "origin", "main"],
+    );
+    let (_, err_b, _) = cairn_in(&b, &["query", "(-> (all) (:count))"]);
+    assert!(err_b.contains("two clones each created"), "{err_b}");
+    commit_plan(&b, "b resolves");
+    git(&b, &["push", "-q", "origin", "main"]);
+    git(
+        &c,
+        &["pull", "-q", "--no-rebase", "--no-edit", "origin", "main"],
+    );
+    let (_, err_c, _) = cairn_in(&c, &["query", "(-> (all) (:count))"]);
+    assert!(err_c.contains("two clones each created"), "{err_c}");
+    let list = cairn_in(&c, &["query", "(-> (all) (:select :slug :status))"]).0;
+    let rows: Vec<&str> = list.lines().skip(1).collect();
+    assert_eq!(rows.len(), 3, "{list}");
+    assert!(
+        list.contains(&format!("- {s}  slug={s}  status=completed")),
+        "{list}"
+    );
+    let moved: Vec<String> = rows
+        .iter()
+        .filter_map(|r| r.strip_prefix("- "))
+        .map(|r| r.split_whitespace().next().unwrap().to_string())
+        .filter(|slug| slug != &s)
+        .collect();
+    assert_eq!(moved.len(), 2, "{list}");
+    let got = |slug: &str| call(&c, "task_get", json!({ "task_id": slug }));
+    let main_task = got(&s);
+    assert!(
+        main_task.contains("A note")
+            && !main_task.contains("B note")
+            && !main_task.contains("C note"),
+        "{main_task}"
+    );
+    let notes: Vec<String> = moved.iter().map(|m| got(m)).collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("B note") && n.contains("[active]")),
+        "{notes:?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("C note") && n.contains("[blocked]")),
+        "{notes:?}"
+    );
+}

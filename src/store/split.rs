@@ -140,14 +140,15 @@ pub(crate) fn detect(
     conn: &Connection,
     incoming: &[ParsedLine],
 ) -> Result<(Vec<ParsedLine>, Vec<String>), StoreError> {
-    let mut incoming_creates: HashMap<&str, Creation> = HashMap::new();
+    let mut incoming_creates: HashMap<&str, Vec<Creation>> = HashMap::new();
     let mut incoming_moves: HashMap<String, String> = HashMap::new();
     for p in incoming {
         let l = &p.line;
         if l.event_type == types::TASK_CREATE {
             incoming_creates
                 .entry(l.task_id.as_str())
-                .or_insert_with(|| (l.ts, l.event_id.clone(), l.event_key.clone()));
+                .or_default()
+                .push((l.ts, l.event_id.clone(), l.event_key.clone()));
         } else if l.event_type == types::SPLIT
             && let Ok((into, keys)) = parse_split(&p.data)
         {
@@ -172,7 +173,18 @@ pub(crate) fn detect(
     let mut slugs: Vec<&&str> = incoming_creates.keys().collect();
     slugs.sort();
     for slug in slugs {
-        let theirs = &incoming_creates[*slug];
+        // Several clones' creations may arrive at once (three clones, one
+        // of them already resolved against another): the one to resolve is
+        // the earliest no split moved yet (hostile run M1).
+        let mut candidates = incoming_creates[*slug].clone();
+        candidates.sort();
+        let Some(theirs) = candidates
+            .iter()
+            .find(|c| !is_moved(&c.2))
+            .or_else(|| candidates.first())
+        else {
+            continue;
+        };
         let ours: Option<Creation> = conn
             .prepare_cached(
                 "SELECT ts, event_id, event_key FROM events
