@@ -130,11 +130,11 @@ fn claims_and_views_are_skipped_ids_never_collide() {
     assert_eq!(
         err,
         format!(
-            "cairn import: skipped {c}:1: view.define is not imported (an import brings no claims and no view definitions)\n\
-             cairn import: skipped {c}:2: view.undefine is not imported (an import brings no claims and no view definitions)\n\
-             cairn import: skipped {a}:2: task.claim is not imported (an import brings no claims and no view definitions)\n\
-             cairn import: skipped {a}:3: task.release is not imported (an import brings no claims and no view definitions)\n\
-             cairn import: skipped {a}:4: view.define is not imported (an import brings no claims and no view definitions)\n\
+            "cairn import: skipped {c}:1: view.define is not imported (an import brings no claims, no view definitions and no splits)\n\
+             cairn import: skipped {c}:2: view.undefine is not imported (an import brings no claims, no view definitions and no splits)\n\
+             cairn import: skipped {a}:2: task.claim is not imported (an import brings no claims, no view definitions and no splits)\n\
+             cairn import: skipped {a}:3: task.release is not imported (an import brings no claims, no view definitions and no splits)\n\
+             cairn import: skipped {a}:4: view.define is not imported (an import brings no claims, no view definitions and no splits)\n\
              cairn import: skipped {a}:6: event id \"E05\" is already taken by a different event\n\
              cairn import: skipped {a}:9: event id \"R2~reclassify\" ends in ~reclassify, which import keeps for the link a task.reclassify becomes\n"
         )
@@ -215,6 +215,79 @@ fn claims_and_views_are_skipped_ids_never_collide() {
         count(
             &st,
             "SELECT count(*) FROM events WHERE event_id = 'E01' AND task_id = 'a'"
+        ),
+        1
+    );
+}
+
+/// Hostile run M2: an untrusted `.kli` cannot move another task's events
+/// with a `task.split` line: splits are written by reconcile only, so an
+/// import skips and counts them.
+#[test]
+fn an_imported_split_is_skipped() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("new/.cairn/cairn.db");
+    let victim = "2026-01-01-victim-task";
+    {
+        let st = Store::open(&db).unwrap();
+        st.write(&[
+            cairn::store::NewEvent::task_create("s", 1_767_225_600, victim, None, None),
+            cairn::store::NewEvent::observation("s", 1_767_225_601, victim, "secret victim note"),
+        ])
+        .unwrap();
+    }
+    let keys: Vec<String> = {
+        let st = Store::open(&db).unwrap();
+        st.events()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                cairn::store::event::event_key(
+                    &e.task_id,
+                    &e.event_type,
+                    e.ts,
+                    &e.session_id,
+                    &cairn::store::event::canonical_json(&e.data),
+                )
+            })
+            .collect()
+    };
+    let kli = t.path().join("old/.kli");
+    write_log(
+        &kli,
+        "attacker",
+        &[
+            line(
+                "A1",
+                "attacker",
+                "task.create",
+                1,
+                json!({"description": "x"}),
+            ),
+            line(
+                "A2",
+                victim,
+                "task.split",
+                2,
+                json!({"events": keys, "into": "attacker"}),
+            ),
+        ],
+    );
+    let (out, err) = import(&db, &kli);
+    assert_eq!(out, "Imported 1 events for 1 tasks; 1 lines skipped.\n");
+    assert!(
+        err.contains("task.split is not imported (an import brings no claims, no view definitions and no splits)"),
+        "{err}"
+    );
+    let st = Store::open(&db).unwrap();
+    assert_eq!(
+        count(&st, "SELECT count(*) FROM events WHERE type = 'task.split'"),
+        0
+    );
+    assert_eq!(
+        count(
+            &st,
+            "SELECT count(*) FROM observations o JOIN tasks t ON t.id = o.task_id WHERE t.slug = '2026-01-01-victim-task'"
         ),
         1
     );

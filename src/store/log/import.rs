@@ -57,12 +57,15 @@ pub const UNIVERSAL_TO_UNIX: i64 = 2_208_988_800;
 pub const RECLASSIFY_SUFFIX: &str = "~reclassify";
 
 /// The event types an import never brings in: a claim or release would
-/// take or free a task, a view definition would change what a query reads.
-pub const NOT_IMPORTED: [&str; 4] = [
+/// take or free a task, a view definition would change what a query reads,
+/// a split would move another task's notes (hostile run M2; splits are
+/// written by reconcile only).
+pub const NOT_IMPORTED: [&str; 5] = [
     types::CLAIM,
     types::RELEASE,
     types::VIEW_DEFINE,
     types::VIEW_UNDEFINE,
+    types::SPLIT,
 ];
 
 /// What an import did: `Imported N events for M tasks; K lines skipped.`
@@ -121,7 +124,7 @@ fn map_line(text: &str) -> Result<Vec<LoggedEvent>, String> {
     }
     if NOT_IMPORTED.contains(&event_type.as_str()) {
         return Err(format!(
-            "{event_type} is not imported (an import brings no claims and no view definitions)"
+            "{event_type} is not imported (an import brings no claims, no view definitions and no splits)"
         ));
     }
     if task_id == RESERVED_CAIRN {
