@@ -1220,3 +1220,61 @@ async fn duplicate_host_headers_are_400() {
     let (status, _, _) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
     assert_eq!(status, 200);
 }
+
+/// Hostile run H3: under a 128-descriptor limit the default 64 sessions
+/// (4 descriptors each) no longer wedge the server: it allows 19 sessions,
+/// says so once on stderr, refuses the 20th with its session-limit sentence
+/// (503), and every open session keeps answering.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_are_capped_by_the_descriptor_limit() {
+    use rmcp::ServiceExt;
+    use rmcp::transport::StreamableHttpClientTransport;
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read,write");
+    let srv = Server::spawn(dir.path(), &[], &[], Some(128));
+    let mut open = Vec::new();
+    let mut refused = 0;
+    for _ in 0..24 {
+        let cfg =
+            StreamableHttpClientTransportConfig::with_uri(srv.url.clone()).auth_header(t.clone());
+        match ().serve(StreamableHttpClientTransport::from_config(cfg)).await {
+            Ok(c) => {
+                let c = Client(c);
+                assert_eq!(
+                    c.ok("task_query", json!({"query": "(-> (all) (:count))"}))
+                        .await,
+                    "0"
+                );
+                open.push(c);
+            }
+            Err(_) => refused += 1,
+        }
+    }
+    assert_eq!((open.len(), refused), (19, 5));
+    let (status, _, body) = post(
+        &srv.url,
+        &[("authorization", &bearer(&t))],
+        initialize_body(),
+    )
+    .await;
+    assert_eq!(status, 503);
+    assert_eq!(
+        body,
+        "This server already holds its limit of 19 sessions; close one or start the server with a higher --max-sessions.\n"
+    );
+    for c in &open {
+        assert_eq!(
+            c.ok("task_query", json!({"query": "(-> (all) (:count))"}))
+                .await,
+            "0"
+        );
+    }
+    assert!(
+        srv.stderr().contains(
+            "cairn: --max-sessions 64 lowered to 19 by the descriptor limit (128); raise it with ulimit -n for more sessions"
+        ),
+        "{}",
+        srv.stderr()
+    );
+}

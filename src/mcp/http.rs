@@ -126,15 +126,32 @@ pub fn nofile_limit() -> Option<u64> {
     None
 }
 
+/// The most sessions open at once: `max_sessions`, lowered so that the
+/// sessions' descriptors (4 each) and one connection each fit in the
+/// descriptor limit `nofile` after the server's reserve (32): with 128
+/// descriptors, 19 (hostile run H3: 64 sessions at 4 descriptors each
+/// exhausted a 128 limit and wedged the server). At least 1.
+pub fn session_cap(nofile: Option<u64>, max_sessions: usize) -> usize {
+    let Some(limit) = nofile else {
+        return max_sessions.max(1);
+    };
+    let room = limit.saturating_sub(FD_RESERVE) / (FD_PER_SESSION + 1);
+    usize::try_from(room)
+        .map_or(max_sessions, |r| r.min(max_sessions))
+        .max(1)
+}
+
 /// The most connections served at once: the descriptor limit `nofile`
-/// minus a reserve (32, plus 4 per allowed session), but at least half the
-/// limit, and at most 4096 (also when the limit is unknown).
+/// minus a reserve (32, plus 4 per session of [`session_cap`]), but at
+/// least one per session, and at most 4096 (also when the limit is
+/// unknown).
 pub fn connection_cap(nofile: Option<u64>, max_sessions: usize) -> usize {
     let Some(limit) = nofile else {
         return MAX_CONNECTIONS;
     };
-    let reserve = FD_RESERVE.saturating_add(FD_PER_SESSION.saturating_mul(max_sessions as u64));
-    let cap = limit.saturating_sub(reserve).max(limit / 2).max(1);
+    let sessions = session_cap(nofile, max_sessions) as u64;
+    let reserve = FD_RESERVE.saturating_add(FD_PER_SESSION.saturating_mul(sessions));
+    let cap = limit.saturating_sub(reserve).max(sessions).max(1);
     usize::try_from(cap).map_or(MAX_CONNECTIONS, |c| c.min(MAX_CONNECTIONS))
 }
 
@@ -267,6 +284,7 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         .await
         .map_err(|e| HttpError::Io(format!("cannot listen on {addr}: {e}.")))?;
     let nofile = nofile_limit();
+    let sessions_allowed = session_cap(nofile, opts.max_sessions);
     let cap = opts
         .max_connections
         .unwrap_or_else(|| connection_cap(nofile, opts.max_sessions))
@@ -317,7 +335,7 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
             tokens: tokens.clone(),
             grants: opts.grants.clone(),
             allow_hosts,
-            max_sessions: opts.max_sessions,
+            max_sessions: sessions_allowed,
             body_timeout: opts.body_timeout,
         },
         service,
@@ -331,6 +349,14 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         "cairn serve: MCP over HTTP at http://{local}{MCP_PATH} for the store at {} ({auth}); Ctrl-C to stop",
         opts.db.display()
     );
+    // After the listening line (the first line, which scripts read).
+    if sessions_allowed < opts.max_sessions {
+        eprintln!(
+            "cairn: --max-sessions {} lowered to {sessions_allowed} by the descriptor limit ({}); raise it with ulimit -n for more sessions",
+            opts.max_sessions,
+            nofile.unwrap_or(0)
+        );
+    }
     if tokens.is_some() {
         let (gate, ct) = (gate.clone(), ct.clone());
         tokio::spawn(async move {
@@ -448,12 +474,19 @@ mod tests {
 
     #[test]
     fn the_connection_cap_stays_below_the_descriptor_limit() {
-        // 128 descriptors, 64 sessions: the reserve (288) is over the limit,
-        // so half the limit.
-        assert_eq!(connection_cap(Some(128), 64), 64);
-        // 1024 descriptors: 1024 - (32 + 4 * 64).
+        // 128 descriptors, 64 sessions asked: (128 - 32) / 5 = 19 sessions
+        // (76 descriptors), 128 - 32 - 76 = 20 connections.
+        assert_eq!(session_cap(Some(128), 64), 19);
+        assert_eq!(connection_cap(Some(128), 64), 20);
+        assert!(32 + 4 * 19 + 20 <= 128);
+        assert_eq!(session_cap(Some(256), 64), 44);
+        assert_eq!(connection_cap(Some(256), 64), 48);
+        // 1024 descriptors: every session fits; 1024 - (32 + 4 * 64).
+        assert_eq!(session_cap(Some(1024), 64), 64);
         assert_eq!(connection_cap(Some(1024), 64), 736);
         assert_eq!(connection_cap(Some(1024), 1), 988);
+        assert_eq!(session_cap(None, 64), 64);
+        assert_eq!(session_cap(Some(0), 64), 1);
         assert_eq!(connection_cap(Some(1 << 40), 64), 4096);
         assert_eq!(connection_cap(None, 64), 4096);
         assert_eq!(connection_cap(Some(1), 64), 1);
