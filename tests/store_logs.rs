@@ -1330,3 +1330,64 @@ fn same_name_tasks_from_three_clones_stay_three_tasks() {
         "{notes:?}"
     );
 }
+
+/// Hostile run M4: a first read in a fresh clone (1,000 task logs) while
+/// another process is still building the database from the logs (here:
+/// an empty database whose write lock another connection holds) waits for
+/// the build and answers from the whole plan, never `No tasks.` from the
+/// empty database.
+#[test]
+fn a_first_read_in_a_fresh_clone_waits_for_the_build() {
+    let t = tempfile::tempdir().unwrap();
+    let origin = t.path().join("origin");
+    init_repo(&origin);
+    {
+        let st = Store::open(&origin.join(".cairn/cairn.db")).unwrap();
+        let events: Vec<cairn::store::NewEvent> = (0..1000)
+            .map(|i| {
+                cairn::store::NewEvent::task_create(
+                    "s",
+                    1_767_225_600,
+                    &format!("2026-01-01-task-{i:04}"),
+                    None,
+                    None,
+                )
+            })
+            .collect();
+        st.write(&events).unwrap();
+    }
+    commit_plan(&origin, "plan");
+    git(t.path(), &["clone", "-q", "origin", "fresh"]);
+    let fresh = t.path().join("fresh");
+    // The database another process has just created: the schema, no events.
+    let empty = t.path().join("empty/.cairn/cairn.db");
+    drop(Store::open(&empty).unwrap());
+    let db = fresh.join(".cairn/cairn.db");
+    std::fs::copy(&empty, &db).unwrap();
+    let holder = rusqlite::Connection::open(&db).unwrap();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let mut reader = Command::new(CAIRN)
+        .args(["query", "(-> (all) (:count))"])
+        .current_dir(&fresh)
+        .env_remove("CAIRN_DB")
+        .env("HOME", &fresh)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let answered_early = reader.try_wait().unwrap().is_some();
+    holder.execute_batch("ROLLBACK").unwrap();
+    let out = reader.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !answered_early,
+        "answered before the build: {stdout}{stderr}"
+    );
+    assert_eq!(
+        (out.status.code(), stdout.as_ref()),
+        (Some(0), "1000\n"),
+        "{stderr}"
+    );
+}

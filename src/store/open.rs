@@ -151,6 +151,15 @@ impl Store {
             warm: RefCell::new(None),
         };
         let state = match store.logs.clone() {
+            // A database not yet built from the logs beside it (a fresh
+            // clone another process is folding right now): wait for the
+            // build like a write would, never answer from the empty
+            // database (hostile run M4: parallel first reads said `No
+            // tasks.`).
+            Some(logs) if holds_logs(&logs) && store.event_count()? == 0 => {
+                store.reconcile(false)?;
+                ReadOpen::Current
+            }
             Some(logs) => store.reconcile_nowait(&logs)?,
             None => ReadOpen::Current,
         };
