@@ -239,3 +239,64 @@ fn a_log_past_the_write_cap_is_still_read_back() {
     assert_eq!(report.malformed, 0);
     assert_eq!(store.event_count().unwrap(), 1);
 }
+
+/// Hostile run M3: a forged line reusing an acknowledged event's id with
+/// other content (placed before the real line) never replaces it: reconcile
+/// and `rebuild --from-logs` skip and name it, `verify` lists it as
+/// malformed instead of failing.
+#[test]
+fn a_forged_line_with_a_taken_event_id_never_replaces_the_event() {
+    let (t, db) = project();
+    let store = Store::open(&db).unwrap();
+    let slug = "2026-12-01-forged-target";
+    store
+        .write(&[
+            NewEvent::task_create("s1", 1, slug, None, None),
+            NewEvent::observation("s1", 2, slug, "the acknowledged text"),
+        ])
+        .unwrap();
+    let log = t
+        .path()
+        .join(".cairn/tasks")
+        .join(slug)
+        .join("events.ndjson");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let real = text.lines().nth(1).unwrap().to_string();
+    let mut forged = cairn::store::log::LogLine::parse(&real).unwrap().line;
+    forged.data = cairn::store::event::canonical_json(&serde_json::json!({"text": "forged text"}));
+    forged.event_key = cairn::store::event::event_key(
+        &forged.task_id,
+        &forged.event_type,
+        forged.ts,
+        &forged.session_id,
+        &forged.data,
+    );
+    let first = text.lines().next().unwrap();
+    std::fs::write(&log, format!("{first}\n{}{real}\n", forged.encode())).unwrap();
+    let check = store.check_logs().unwrap().unwrap();
+    assert!(check.ok(), "{check:?}");
+    assert_eq!(check.malformed.len(), 1, "{:?}", check.malformed);
+    assert_eq!(check.malformed[0].line, 2);
+    assert!(
+        check.malformed[0]
+            .reason
+            .ends_with("the database holds a different event under that id"),
+        "{:?}",
+        check.malformed
+    );
+    let report = store.rebuild_from_logs().unwrap().unwrap();
+    assert_eq!(report.malformed, 1);
+    assert_eq!(store.event_count().unwrap(), 2);
+    let texts: Vec<String> = store
+        .events()
+        .unwrap()
+        .iter()
+        .filter_map(|e| {
+            e.data
+                .get("text")
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+        })
+        .collect();
+    assert_eq!(texts, ["the acknowledged text"]);
+}

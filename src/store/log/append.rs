@@ -297,12 +297,24 @@ mod tests {
         };
         let held = AppendGuard::take(&logs, true).unwrap();
         let short = std::time::Duration::from_millis(50);
-        assert!(AppendGuard::take_within(&logs, true, short).unwrap().is_none());
-        assert!(AppendGuard::take_within(&logs, false, short).unwrap().is_none());
+        assert!(
+            AppendGuard::take_within(&logs, true, short)
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            AppendGuard::take_within(&logs, false, short)
+                .unwrap()
+                .is_none()
+        );
         drop(held);
         let shared = AppendGuard::take_within(&logs, false, short).unwrap();
         assert!(shared.is_some());
-        assert!(AppendGuard::take_within(&logs, false, short).unwrap().is_some());
+        assert!(
+            AppendGuard::take_within(&logs, false, short)
+                .unwrap()
+                .is_some()
+        );
         assert_eq!(
             StoreError::LogLocked { seconds: 30 }.to_string(),
             "Another cairn process has held the log lock (append.lock) for 30 s: a write stopped between its commit and its log append (a suspended or debugged process?). Nothing was changed; resume or end that process and try again."

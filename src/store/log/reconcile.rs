@@ -21,7 +21,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
 use std::path::Path;
 
-use rusqlite::{Connection, TransactionBehavior, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::append::{AppendGuard, with_repaired_newline};
 use super::line::quick_key;
@@ -129,6 +129,10 @@ impl Store {
             let mut known = self
                 .conn
                 .prepare_cached("SELECT 1 FROM events WHERE event_key = ?1")?;
+            let mut id_owner = self
+                .conn
+                .prepare_cached("SELECT event_key FROM events WHERE event_id = ?1")?;
+            let mut ids = IdSet::default();
             for (folder, path) in log_files(logs)? {
                 let Ok(meta) = std::fs::symlink_metadata(&path) else {
                     continue;
@@ -158,6 +162,31 @@ impl Store {
                     {
                         continue;
                     }
+                    // One event id, one event (hostile run M3): a line whose
+                    // id the database or an earlier line holds with other
+                    // content is skipped and named; the database's own event
+                    // is never replaced, not even by `rebuild --from-logs`.
+                    let taken: Option<String> = id_owner
+                        .query_row(params![p.line.event_id], |r| r.get(0))
+                        .optional()?;
+                    let why = match taken {
+                        Some(k) if k != p.line.event_key => {
+                            Some("the database holds a different event under that id")
+                        }
+                        _ if !ids.insert(&p.line.event_id) => {
+                            Some("an earlier log line holds a different event under that id")
+                        }
+                        _ => None,
+                    };
+                    if let Some(why) = why {
+                        eprintln!(
+                            "cairn: skipped log line in {}: event id {:?}: {why}",
+                            path.display(),
+                            p.line.event_id
+                        );
+                        report.malformed += 1;
+                        continue;
+                    }
                     seen.insert(p.line.event_key.clone());
                     missing.push(p);
                 }
@@ -168,6 +197,7 @@ impl Store {
             }
             if clear {
                 drop(known);
+                drop(id_owner);
                 refuse_to_drop(&self.conn, &seen)?;
             } else {
                 // Two clones created one slug: the split goes to the log
@@ -400,6 +430,24 @@ impl Store {
         st.epoch = Some(epoch);
         st.index = Some(index);
         Ok(())
+    }
+}
+
+/// The event ids one ingest scan has taken: ULIDs as 128-bit numbers (a
+/// 100k-task rebuild holds 1.7M of them), any other id as text.
+#[derive(Default)]
+struct IdSet {
+    ulids: HashSet<u128>,
+    other: HashSet<String>,
+}
+
+impl IdSet {
+    /// Adds `id`; false when it was already there.
+    fn insert(&mut self, id: &str) -> bool {
+        match ulid::Ulid::from_string(id) {
+            Ok(u) if u.to_string() == id => self.ulids.insert(u.0),
+            _ => self.other.insert(id.to_string()),
+        }
     }
 }
 
