@@ -1176,6 +1176,17 @@ async fn batches_and_null_bodies_are_invalid_requests() {
             "Invalid Request: the body is a string, not a JSON-RPC request object; send one object per POST.",
         ),
     ];
+    // Objects that are not JSON-RPC 2.0 messages (hostile run L2).
+    let not_jsonrpc = "Invalid Request: not a JSON-RPC 2.0 message; it needs \"jsonrpc\": \"2.0\" and a string \"method\" (or, for a response, an \"id\" with a \"result\" or an \"error\").";
+    let cases = cases.into_iter().chain(
+        [
+            json!({}),
+            json!({"jsonrpc": "2.0", "id": 1}),
+            json!({"jsonrpc": "1.0", "id": 1, "method": "ping"}),
+            json!({"jsonrpc": "2.0", "id": 1, "method": 123}),
+        ]
+        .map(|v| (v.to_string(), not_jsonrpc)),
+    );
     for (body, message) in cases {
         let (status, h, text) = post(&srv.url, &[("authorization", &auth)], body.clone()).await;
         assert_eq!(status, 400, "{body}: {text}");

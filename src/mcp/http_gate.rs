@@ -252,7 +252,23 @@ fn parse_error(detail: &str) -> Response<Body> {
 pub fn invalid_request(body: &serde_json::Value) -> Option<String> {
     use serde_json::Value;
     let what = match body {
-        Value::Object(_) => return None,
+        Value::Object(m) => {
+            // One JSON-RPC 2.0 message: a request or notification (a string
+            // `method`) or a response (an `id` with `result` or `error`).
+            // Anything else is -32600 here as on stdio (hostile run L2:
+            // `{}` got rmcp's 415).
+            let version = m.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
+            let request = m.get("method").is_some_and(Value::is_string);
+            let response =
+                m.contains_key("id") && (m.contains_key("result") || m.contains_key("error"));
+            if version && (request || response) {
+                return None;
+            }
+            return Some(
+                "Invalid Request: not a JSON-RPC 2.0 message; it needs \"jsonrpc\": \"2.0\" and a string \"method\" (or, for a response, an \"id\" with a \"result\" or an \"error\")."
+                    .to_string(),
+            );
+        }
         Value::Array(_) => {
             return Some(
                 "Invalid Request: JSON-RPC batches (a JSON array) are not supported; send one request object per POST."
@@ -701,7 +717,19 @@ mod tests {
     #[test]
     fn only_one_jsonrpc_object_is_a_valid_request() {
         use serde_json::json;
-        assert_eq!(invalid_request(&json!({"jsonrpc": "2.0"})), None);
+        assert_eq!(
+            invalid_request(&json!({"jsonrpc": "2.0", "id": 1, "method": "ping"})),
+            None
+        );
+        assert_eq!(
+            invalid_request(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"})),
+            None
+        );
+        assert_eq!(
+            invalid_request(&json!({"jsonrpc": "2.0", "id": 1, "result": {}})),
+            None
+        );
+        assert!(invalid_request(&json!({"jsonrpc": "2.0"})).is_some());
         assert_eq!(
             invalid_request(&json!([{"jsonrpc": "2.0", "id": 1, "method": "ping"}])).as_deref(),
             Some(
