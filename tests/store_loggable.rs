@@ -300,3 +300,48 @@ fn a_forged_line_with_a_taken_event_id_never_replaces_the_event() {
         .collect();
     assert_eq!(texts, ["the acknowledged text"]);
 }
+
+/// Hostile run L3: a handoff note of a task with a long non-ASCII name goes
+/// to its bounded log folder (before: the raw slug as a folder name, `File
+/// name too long`, nothing recorded).
+#[test]
+fn a_handoff_of_a_long_non_ascii_task_is_written() {
+    let (t, _db) = project();
+    let root = t.path();
+    let (out, err, code) = cairn_in(
+        root,
+        &[
+            "add",
+            "Переосмыслить архитектуру распределённого планировщика",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let slug = out
+        .trim_end()
+        .strip_prefix("Created ")
+        .and_then(|s| s.strip_suffix('.'))
+        .unwrap()
+        .to_string();
+    let (out, err, code) = cairn_in(
+        root,
+        &[
+            "call",
+            "handoff",
+            &serde_json::json!({"task_id": slug, "summary": "state of the rework"}).to_string(),
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let folder = cairn::store::log::dir_name(&slug);
+    assert!(folder.len() <= MAX_DIR_NAME_BYTES);
+    let canon = root.canonicalize().unwrap();
+    let lead = format!(
+        "Handoff scaffolded for {slug} at {}/.cairn/tasks/{folder}/",
+        canon.display()
+    );
+    assert!(out.starts_with(&lead), "{out}");
+    let path = out
+        .trim_end()
+        .strip_prefix(&format!("Handoff scaffolded for {slug} at "))
+        .unwrap();
+    assert!(std::path::Path::new(path).is_file(), "{path}");
+}

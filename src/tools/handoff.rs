@@ -187,7 +187,10 @@ fn free_default(root: &Path, rel: &Path) -> PathBuf {
     }
 }
 
-/// The default note path, relative to the project root.
+/// The default note path, relative to the project root: in the task's log
+/// folder (`crate::store::log::dir_name`: the slug itself for an ASCII
+/// slug, bounded to 255 bytes for any other, so a long non-ASCII name never
+/// gives `File name too long`).
 pub fn default_path(slug: &str, summary: &str, ts: i64) -> PathBuf {
     let stamp = datetime(ts)
         .format(format_description!(
@@ -196,7 +199,7 @@ pub fn default_path(slug: &str, summary: &str, ts: i64) -> PathBuf {
         .unwrap_or_default();
     PathBuf::from(".cairn")
         .join("tasks")
-        .join(slug)
+        .join(crate::store::log::dir_name(slug))
         .join(format!("{stamp}_{}.md", summary_slug(summary)))
 }
 
