@@ -48,13 +48,15 @@ pub enum TokenError {
         reason: String,
     },
     /// A name outside `[A-Za-z0-9._-]{1,64}`.
-    #[error("token name \"{0}\" is not valid; use 1 to 64 letters, digits, '.', '_' or '-'.")]
+    /// (The name as shown: quoted, control characters escaped, at most 64
+    /// characters then `…`; never echoed raw, hostile run L3.)
+    #[error("token name {0} is not valid; use 1 to 64 letters, digits, '.', '_' or '-'.")]
     BadName(String),
     /// `create` with a name already in use.
     #[error("a token named \"{0}\" already exists; revoke it first.")]
     Exists(String),
     /// `revoke` of a name that is not there.
-    #[error("no token named \"{0}\".")]
+    #[error("no token named {0}.")]
     Unknown(String),
     /// A bad `--grant` list (the message of [`parse_grants`]).
     #[error("{0}")]
@@ -243,7 +245,7 @@ fn check_name(name: &str) -> Result<(), TokenError> {
     if ok {
         Ok(())
     } else {
-        Err(TokenError::BadName(name.to_string()))
+        Err(TokenError::BadName(shown_name(name)))
     }
 }
 
@@ -290,14 +292,28 @@ pub fn create(path: &Path, name: &str, grant: &str) -> Result<String, TokenError
 /// from its next request on. Errors: [`TokenError::Unknown`] and the file
 /// errors.
 pub fn revoke(path: &Path, name: &str) -> Result<(), TokenError> {
+    // No token file: nothing to revoke, and nothing created beside the
+    // store (no lock file; hostile run L3).
+    if !path.exists() {
+        return Err(TokenError::Unknown(shown_name(name)));
+    }
     locked_change(path, |file| {
         let before = file.tokens.len();
         file.tokens.retain(|t| t.name != name);
         if file.tokens.len() == before {
-            return Err(TokenError::Unknown(name.to_string()));
+            return Err(TokenError::Unknown(shown_name(name)));
         }
         Ok(())
     })
+}
+
+/// A token name as an error message shows it: quoted with control and
+/// escape characters escaped (`"\u{1b}]0;x\u{7}"`), at most 64 characters
+/// then `…`, so a hostile name never reaches a terminal raw or floods it.
+fn shown_name(name: &str) -> String {
+    let clipped: String = name.chars().take(64).collect();
+    let more = if name.chars().count() > 64 { "…" } else { "" };
+    format!("{clipped:?}{more}")
 }
 
 /// `cairn token list`: one line per token, `NAME  GRANTS  CREATED`, names
@@ -323,6 +339,31 @@ pub fn list_text(file: &TokenFile) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hostile_names_are_never_echoed_raw() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cairn.db.tokens");
+        let escape = create(&path, "\u{1b}]0;pwned\u{7}", "read").unwrap_err();
+        assert_eq!(
+            escape.to_string(),
+            "token name \"\\u{1b}]0;pwned\\u{7}\" is not valid; use 1 to 64 letters, digits, '.', '_' or '-'."
+        );
+        let long = create(&path, &"x".repeat(100_000), "read").unwrap_err();
+        assert_eq!(
+            long.to_string(),
+            format!(
+                "token name \"{}\"… is not valid; use 1 to 64 letters, digits, '.', '_' or '-'.",
+                "x".repeat(64)
+            )
+        );
+        // Revoking from a store with no token file creates nothing.
+        assert_eq!(
+            revoke(&path, "nobody").unwrap_err().to_string(),
+            "no token named \"nobody\"."
+        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
 
     #[test]
     fn create_lookup_list_revoke() {
