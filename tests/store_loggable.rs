@@ -345,3 +345,34 @@ fn a_handoff_of_a_long_non_ascii_task_is_written() {
         .unwrap();
     assert!(std::path::Path::new(path).is_file(), "{path}");
 }
+
+/// Hostile run L3: `--db` naming another program's SQLite database is
+/// refused with a sentence; cairn adds no table to it.
+#[test]
+fn another_programs_database_is_not_made_a_store() {
+    let t = tempfile::tempdir().unwrap();
+    let app = t.path().join("app.sqlite");
+    {
+        let c = rusqlite::Connection::open(&app).unwrap();
+        c.execute_batch("CREATE TABLE invoices (id INTEGER PRIMARY KEY, amount REAL)")
+            .unwrap();
+    }
+    let err = Store::open(&app).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "This database is not a cairn store (it holds another program's table \"invoices\" and no cairn schema); cairn adds nothing to it. Pass --db a new file or a cairn store."
+    );
+    let c = rusqlite::Connection::open(&app).unwrap();
+    let tables: Vec<String> = c
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(tables, ["invoices"]);
+    let mode: String = c
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "delete", "the journal mode is untouched");
+}

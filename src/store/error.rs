@@ -86,6 +86,15 @@ pub enum StoreError {
         /// How long this process waited, in seconds.
         seconds: u64,
     },
+    /// The database holds another program's tables and no cairn schema
+    /// (`--db` names some application's SQLite file): nothing is added.
+    #[error(
+        "This database is not a cairn store (it holds another program's table {table:?} and no cairn schema); cairn adds nothing to it. Pass --db a new file or a cairn store."
+    )]
+    NotAStore {
+        /// The first foreign table found.
+        table: String,
+    },
     /// The global scratch store has no home (neither XDG_DATA_HOME nor HOME is set).
     #[error(
         "cannot place the global scratch store: neither XDG_DATA_HOME nor HOME is set; pass --db PATH or set CAIRN_DB."

@@ -8,7 +8,7 @@ use std::cell::RefCell;
 use std::path::Path;
 use std::time::Duration;
 
-use rusqlite::{Connection, OpenFlags, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::error::StoreError;
 use super::handle::{Store, SyncState, read_version};
@@ -72,6 +72,11 @@ impl Store {
         require_fts5(&conn)?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
+        // Another program's database: refused before anything (not even the
+        // journal mode) changes in it.
+        if read_version(&conn)? == 0 {
+            refuse_foreign(&conn)?;
+        }
         // Switching to WAL and migrating take locks for which SQLite does not
         // always call the busy handler (two processes creating one store at
         // once): retry those on SQLITE_BUSY until the busy timeout.
@@ -325,6 +330,9 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
             supported: SCHEMA_VERSION,
         });
     }
+    if version == 0 {
+        refuse_foreign(&tx)?;
+    }
     let from =
         usize::try_from(version).map_err(|_| StoreError::BadSchemaVersion(version.to_string()))?;
     for steps in MIGRATIONS.iter().skip(from) {
@@ -339,6 +347,24 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
     )?;
     tx.commit()?;
     Ok(())
+}
+
+/// [`StoreError::NotAStore`] when the database at `conn` (no cairn schema
+/// stamp) holds a table of another program (`--db app.sqlite`, hostile run
+/// L3): cairn adds nothing to it. Errors: [`StoreError::Sqlite`].
+fn refuse_foreign(conn: &Connection) -> Result<(), StoreError> {
+    let foreign: Option<String> = conn
+        .query_row(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+             AND name NOT IN ('schema_meta', 'events', 'tasks') ORDER BY name LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    match foreign {
+        Some(table) => Err(StoreError::NotAStore { table }),
+        None => Ok(()),
+    }
 }
 
 /// Runs one migration step on `conn` (inside the migration transaction).
