@@ -212,9 +212,18 @@ pub(crate) fn check_loggable(
     };
     for (slug, add) in per_file {
         let path = logs.log_path(slug);
+        let existed = path.exists();
         let file = open_for_append(&path)?;
         let size = file.metadata().map_err(|e| StoreError::io(&path, e))?.len();
         if size + add > super::MAX_LOG_WRITE_BYTES {
+            if !existed {
+                // Refused: leave no empty log (or folder) behind.
+                drop(file);
+                let _ = std::fs::remove_file(&path);
+                if let Some(dir) = path.parent() {
+                    let _ = std::fs::remove_dir(dir);
+                }
+            }
             return Err(StoreError::TooLargeToLog(format!(
                 "the log of task {slug} holds {size} bytes and this write would grow it past {} MiB; record the rest on another task.",
                 super::MAX_LOG_WRITE_BYTES >> 20
