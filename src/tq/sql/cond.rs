@@ -32,6 +32,9 @@ impl Lower {
             }
             Cond::And(cs) => self.conds(cs, " AND ", "1", row),
             Cond::Or(cs) => self.conds(cs, " OR ", "0", row),
+            // `(not (has :parent))` is `IS NULL`, which the parent index
+            // serves (issue 23: `NOT (… IS NOT NULL)` walked every live task).
+            Cond::Not(c) if **c == Cond::HasParent => format!("({t}.parent_task_id IS NULL)"),
             Cond::Not(c) => format!("(NOT {})", self.cond(c, row)),
             Cond::Exists(trav) => self.exists(trav, &t),
             Cond::Linked => format!(
