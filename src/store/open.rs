@@ -353,10 +353,19 @@ fn migrate(conn: &Connection) -> Result<(), StoreError> {
 /// stamp) holds a table of another program (`--db app.sqlite`, hostile run
 /// L3): cairn adds nothing to it. Errors: [`StoreError::Sqlite`].
 fn refuse_foreign(conn: &Connection) -> Result<(), StoreError> {
+    // cairn's own file, even one stamped 0, has `schema_meta`.
+    let ours: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE type = 'table' AND name = 'schema_meta'",
+        [],
+        |r| r.get(0),
+    )?;
+    if ours {
+        return Ok(());
+    }
     let foreign: Option<String> = conn
         .query_row(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
-             AND name NOT IN ('schema_meta', 'events', 'tasks') ORDER BY name LIMIT 1",
+             ORDER BY name LIMIT 1",
             [],
             |r| r.get(0),
         )
