@@ -22,6 +22,27 @@ fn project() -> (tempfile::TempDir, PathBuf) {
     (t, db)
 }
 
+/// A project whose store holds one task, `slug`: (its folder, the store).
+fn with_task(slug: &str) -> (tempfile::TempDir, Store) {
+    let (t, db) = project();
+    let store = Store::open(&db).unwrap();
+    store
+        .write(&[NewEvent::task_create("s1", 1, slug, None, None)])
+        .unwrap();
+    (t, store)
+}
+
+/// Both directions of `verify` hold with no malformed line, and
+/// `rebuild --from-logs` keeps all `events`.
+fn assert_round_trip(store: &Store, events: i64) {
+    let check = store.check_logs().unwrap().unwrap();
+    assert!(check.ok(), "{check:?}");
+    assert!(check.malformed.is_empty(), "{:?}", check.malformed);
+    let report = store.rebuild_from_logs().unwrap().unwrap();
+    assert_eq!(report.malformed, 0);
+    assert_eq!(store.event_count().unwrap(), events);
+}
+
 /// The names of the folders under `.cairn/tasks`, sorted.
 fn folders(root: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(root.join(".cairn/tasks"))
@@ -67,12 +88,8 @@ fn a_long_non_ascii_name_is_logged_verified_and_rebuilt() {
 
 #[test]
 fn the_largest_notes_are_logged_and_read_back() {
-    let (_t, db) = project();
-    let store = Store::open(&db).unwrap();
     let slug = "2026-12-01-big-notes";
-    store
-        .write(&[NewEvent::task_create("s1", 1, slug, None, None)])
-        .unwrap();
+    let (_t, store) = with_task(slug);
     // 999,000 × é: ~2 MB of UTF-8, over the old 1 MiB read cap.
     let e_acute = "é".repeat(999_000);
     // 1,000,000 control characters (the tools' text limit), each escaped
@@ -85,23 +102,14 @@ fn the_largest_notes_are_logged_and_read_back() {
         .write(&[NewEvent::observation("s1", 3, slug, &controls)])
         .unwrap();
     assert_eq!(store.event_count().unwrap(), 3);
-    let check = store.check_logs().unwrap().unwrap();
-    assert!(check.ok(), "{check:?}");
-    assert_eq!(check.lines, 3);
-    assert!(check.malformed.is_empty(), "{:?}", check.malformed);
-    let report = store.rebuild_from_logs().unwrap().unwrap();
-    assert_eq!(report.malformed, 0);
-    assert_eq!(store.event_count().unwrap(), 3);
+    assert_eq!(store.check_logs().unwrap().unwrap().lines, 3);
+    assert_round_trip(&store, 3);
 }
 
 #[test]
 fn a_line_that_could_not_be_read_back_is_refused_before_it_is_recorded() {
-    let (_t, db) = project();
-    let store = Store::open(&db).unwrap();
     let slug = "2026-12-01-too-big";
-    store
-        .write(&[NewEvent::task_create("s1", 1, slug, None, None)])
-        .unwrap();
+    let (_t, store) = with_task(slug);
     // 1,500,000 control characters escape to 9,000,000 bytes: over 8 MiB.
     let huge = "\u{1}".repeat(1_500_000);
     let err = store
@@ -211,12 +219,8 @@ fn an_import_of_a_long_non_ascii_task_is_logged_and_survives_a_rebuild() {
 /// skips) stand for the other writers' lines.
 #[test]
 fn a_log_past_the_write_cap_is_still_read_back() {
-    let (t, db) = project();
-    let store = Store::open(&db).unwrap();
     let slug = "2026-12-01-grown-log";
-    store
-        .write(&[NewEvent::task_create("s1", 1, slug, None, None)])
-        .unwrap();
+    let (t, store) = with_task(slug);
     let log = t
         .path()
         .join(".cairn/tasks")
@@ -232,12 +236,7 @@ fn a_log_past_the_write_cap_is_still_read_back() {
         }
     }
     assert!(std::fs::metadata(&log).unwrap().len() > 300 << 20);
-    let check = store.check_logs().unwrap().unwrap();
-    assert!(check.ok(), "{check:?}");
-    assert!(check.malformed.is_empty(), "{:?}", check.malformed);
-    let report = store.rebuild_from_logs().unwrap().unwrap();
-    assert_eq!(report.malformed, 0);
-    assert_eq!(store.event_count().unwrap(), 1);
+    assert_round_trip(&store, 1);
 }
 
 /// Hostile run M3: a forged line reusing an acknowledged event's id with
