@@ -21,6 +21,23 @@ use super::error::StoreError;
 use super::event::{canonical_json, event_key, types};
 use super::log::{LogLine, ParsedLine};
 
+/// The `schema_meta` key set when a store first holds a `task.split` (the
+/// events table has no index on the type, so [`Remap::load`] reads this
+/// row instead of scanning every event of a store that never had a split:
+/// a refold inside `rebuild`'s short write transaction stays as fast as
+/// before).
+pub const SPLITS_MARK: &str = "log.splits";
+
+/// Records that the store on `conn` holds a split ([`SPLITS_MARK`]).
+/// Errors: [`StoreError::Sqlite`].
+pub(crate) fn mark_splits(conn: &Connection) -> Result<(), StoreError> {
+    conn.prepare_cached(
+        "INSERT INTO schema_meta(key, value) VALUES (?1, '1') ON CONFLICT(key) DO NOTHING",
+    )?
+    .execute(params![SPLITS_MARK])?;
+    Ok(())
+}
+
 /// The session id of the `task.split` events reconcile writes.
 pub const SPLIT_SESSION: &str = "cairn-reconcile";
 
@@ -65,6 +82,14 @@ impl Remap {
     /// split of an event wins (ordered by ts, event_id). Errors:
     /// [`StoreError::Sqlite`].
     pub(crate) fn load(conn: &Connection) -> Result<Remap, StoreError> {
+        let marked: bool = conn.query_row(
+            "SELECT count(*) > 0 FROM main.schema_meta WHERE key = ?1",
+            params![SPLITS_MARK],
+            |r| r.get(0),
+        )?;
+        if !marked {
+            return Ok(Remap::default());
+        }
         let mut stmt = conn.prepare(
             "SELECT task_id, data FROM main.events WHERE type = ?1 ORDER BY ts, event_id",
         )?;

@@ -297,6 +297,7 @@ impl WriteTx<'_> {
             },
         )?;
         if ev.event_type == super::event::types::SPLIT {
+            super::split::mark_splits(conn)?;
             self.refold = true;
         }
         self.lines.push((seq, line));

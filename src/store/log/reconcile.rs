@@ -82,6 +82,9 @@ pub(crate) fn insert_line(
             l.prev_session_id,
             l.data
         ])?;
+    if n == 1 && l.event_type == crate::store::event::types::SPLIT {
+        crate::store::split::mark_splits(conn)?;
+    }
     if n == 1 && fold_now {
         fold(
             conn,
