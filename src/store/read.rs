@@ -191,7 +191,7 @@ pub fn typed_name(conn: &Connection, slug: &str) -> Result<Option<String>, Store
         .optional()?;
     let name = match own {
         Some(n) => n,
-        None => match split_base(slug) {
+        None => match super::split::base_of_moved(slug) {
             Some(base) => conn
                 .query_row(
                     "SELECT json_extract(c.data, '$.name')
@@ -209,14 +209,6 @@ pub fn typed_name(conn: &Connection, slug: &str) -> Result<Option<String>, Store
         },
     };
     Ok(name.filter(|n| !n.trim().is_empty()))
-}
-
-/// `SLUG` of a moved task's slug `SLUG-XXXXXX` (six lower-hex digits), the
-/// subject of the split that moved it; `None` for any other slug.
-fn split_base(slug: &str) -> Option<&str> {
-    let (base, tail) = slug.rsplit_once('-')?;
-    (tail.len() == 6 && tail.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
-        .then_some(base)
 }
 
 /// An open task (status `open`, `active` or `blocked`) and its name, for
