@@ -191,7 +191,7 @@ pub fn typed_name(conn: &Connection, slug: &str) -> Result<Option<String>, Store
         .optional()?;
     let name = match own {
         Some(n) => n,
-        None => match super::split::base_of_moved(slug) {
+        None => match super::slug::base_of_moved(slug) {
             Some(base) => conn
                 .query_row(
                     "SELECT json_extract(c.data, '$.name')

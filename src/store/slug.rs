@@ -278,6 +278,21 @@ pub fn slug_for(name: &str, today: time::Date) -> Result<String, StoreError> {
     Ok(format!("{day}-{core}"))
 }
 
+/// The slug a split moves the creation with content key `key` to:
+/// `SLUG-XXXXXX`, the key's first six hex digits.
+/// (Names of tasks `crate::store::split` moves, docs/store.md "Same name in two clones".)
+pub(crate) fn moved_slug(slug: &str, key: &str) -> String {
+    format!("{slug}-{}", key.get(..6).unwrap_or(key))
+}
+
+/// `SLUG` of a moved slug `SLUG-XXXXXX` (six lower-hex digits, the form of
+/// [`moved_slug`]); `None` for any other slug.
+pub(crate) fn base_of_moved(slug: &str) -> Option<&str> {
+    let (base, tail) = slug.rsplit_once('-')?;
+    (tail.len() == 6 && tail.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .then_some(base)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

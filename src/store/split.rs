@@ -38,20 +38,6 @@ pub(crate) fn mark_splits(conn: &Connection) -> Result<(), StoreError> {
     Ok(())
 }
 
-/// The slug a split moves the creation with content key `key` to:
-/// `SLUG-XXXXXX`, the key's first six hex digits.
-pub(crate) fn moved_slug(slug: &str, key: &str) -> String {
-    format!("{slug}-{}", key.get(..6).unwrap_or(key))
-}
-
-/// `SLUG` of a moved slug `SLUG-XXXXXX` (six lower-hex digits, the form of
-/// [`moved_slug`]); `None` for any other slug.
-pub(crate) fn base_of_moved(slug: &str) -> Option<&str> {
-    let (base, tail) = slug.rsplit_once('-')?;
-    (tail.len() == 6 && tail.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
-        .then_some(base)
-}
-
 /// The session id of the `task.split` events reconcile writes.
 pub const SPLIT_SESSION: &str = "cairn-reconcile";
 
@@ -244,7 +230,11 @@ pub(crate) fn detect(
             (None, None) => {
                 let incoming_loses = (theirs.0, &theirs.1) > (ours.0, &ours.1);
                 let loser = if incoming_loses { theirs } else { &ours };
-                (incoming_loses, moved_slug(slug, &loser.2), true)
+                (
+                    incoming_loses,
+                    super::slug::moved_slug(slug, &loser.2),
+                    true,
+                )
             }
         };
         let loser_ts = if loser_is_incoming { theirs.0 } else { ours.0 };
