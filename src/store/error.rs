@@ -100,6 +100,14 @@ pub enum StoreError {
         "cannot place the global scratch store: neither XDG_DATA_HOME nor HOME is set; pass --db PATH or set CAIRN_DB."
     )]
     NoHome,
+    /// PostgreSQL refused or failed (connecting, a statement, TLS), with the
+    /// server's sentence; never holds a password (spec/team.md "Selecting
+    /// PostgreSQL").
+    #[error("PostgreSQL: {0}")]
+    Postgres(String),
+    /// A `postgres://` URL or `--pg-schema` that cannot be used, with why.
+    #[error("{0}")]
+    PgConfig(String),
 }
 
 impl StoreError {

@@ -13,6 +13,9 @@
 //! 5. rebuild and reconcile: `aside`, `rebuild` (verify, digest),
 //!    `log/read`, `log/reconcile`, `log/check`, `log/import`, `changes`;
 //! 6. open: `open` (opening, migrating, the read-only open).
+//!
+//! `pg/` is the PostgreSQL engine beside these (spec/team.md), with its own
+//! layers (see its module doc).
 
 pub mod aside;
 pub mod changes;
@@ -24,6 +27,7 @@ pub mod location;
 pub mod log;
 pub mod model;
 mod open;
+pub mod pg;
 pub mod read;
 pub mod reader;
 mod rebuild;

@@ -62,7 +62,8 @@ const FTS_SHADOW_TABLES: [&str; 4] = [
 ];
 
 /// One SELECT per table, surrogate ids mapped to slugs, in a total order.
-const DIGEST_QUERIES: [(&str, &str); 10] = [
+/// Portable SQL: PostgreSQL's digest (`pg/rebuild.rs`) runs the same text.
+pub(crate) const DIGEST_QUERIES: [(&str, &str); 10] = [
     (
         "tasks",
         "SELECT t.slug, t.depot, p.slug, t.status, t.description, t.created_ts, t.updated_ts,
@@ -91,7 +92,8 @@ const DIGEST_QUERIES: [(&str, &str); 10] = [
     ),
     (
         "sever_state",
-        "SELECT min(a.slug, b.slug), max(a.slug, b.slug), s.ts, s.eid
+        "SELECT CASE WHEN a.slug < b.slug THEN a.slug ELSE b.slug END,
+                CASE WHEN a.slug < b.slug THEN b.slug ELSE a.slug END, s.ts, s.eid
          FROM sever_state s JOIN tasks a ON a.id = s.lo_id JOIN tasks b ON b.id = s.hi_id
          ORDER BY 1, 2",
     ),
@@ -120,6 +122,38 @@ const DIGEST_QUERIES: [(&str, &str); 10] = [
     ),
 ];
 
+/// One value of a digest row, whatever the engine.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Cell<'a> {
+    Null,
+    Int(i64),
+    Real(f64),
+    Text(&'a [u8]),
+}
+
+/// Adds one cell to a digest: a type tag, the value, a NUL. The same bytes
+/// on every engine (PostgreSQL's `pg/rebuild.rs` calls it too).
+pub(crate) fn hash_cell(h: &mut Sha256, cell: Cell<'_>) {
+    match cell {
+        Cell::Null => h.update(b"N"),
+        Cell::Int(n) => {
+            h.update(b"I");
+            h.update(n.to_string().as_bytes());
+        }
+        Cell::Real(x) => {
+            h.update(b"R");
+            h.update(x.to_string().as_bytes());
+        }
+        Cell::Text(t) => {
+            h.update(b"T");
+            h.update(t.len().to_string().as_bytes());
+            h.update(b":");
+            h.update(t);
+        }
+    }
+    h.update([0u8]);
+}
+
 /// SHA-256 (lower hex) over every projection and fold-state table, rows
 /// rendered with type tags, surrogate ids replaced by slugs.
 pub(crate) fn digest_of(conn: &Connection) -> Result<String, StoreError> {
@@ -133,24 +167,13 @@ pub(crate) fn digest_of(conn: &Connection) -> Result<String, StoreError> {
         let mut rows = stmt.query([])?;
         while let Some(row) = rows.next()? {
             for i in 0..columns {
-                match row.get_ref(i)? {
-                    ValueRef::Null => h.update(b"N"),
-                    ValueRef::Integer(n) => {
-                        h.update(b"I");
-                        h.update(n.to_string().as_bytes());
-                    }
-                    ValueRef::Real(x) => {
-                        h.update(b"R");
-                        h.update(x.to_string().as_bytes());
-                    }
-                    ValueRef::Text(t) | ValueRef::Blob(t) => {
-                        h.update(b"T");
-                        h.update(t.len().to_string().as_bytes());
-                        h.update(b":");
-                        h.update(t);
-                    }
-                }
-                h.update([0u8]);
+                let cell = match row.get_ref(i)? {
+                    ValueRef::Null => Cell::Null,
+                    ValueRef::Integer(n) => Cell::Int(n),
+                    ValueRef::Real(x) => Cell::Real(x),
+                    ValueRef::Text(t) | ValueRef::Blob(t) => Cell::Text(t),
+                };
+                hash_cell(&mut h, cell);
             }
             h.update(b"\n");
         }

@@ -93,11 +93,19 @@ impl Remap {
         let mut stmt = conn.prepare(
             "SELECT task_id, data FROM main.events WHERE type = ?1 ORDER BY ts, event_id",
         )?;
-        let mut rows = stmt.query(params![types::SPLIT])?;
+        let rows = stmt
+            .query_map(params![types::SPLIT], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<Result<Vec<(String, String)>, _>>()?;
+        Ok(Remap::from_splits(rows))
+    }
+
+    /// The remap of `splits`: each `task.split`'s subject and data text,
+    /// ordered by `(ts, event_id)` (the earliest split of an event wins;
+    /// malformed ones are skipped). Engine-independent: SQLite's
+    /// [`Remap::load`] and PostgreSQL's refold both build it here.
+    pub(crate) fn from_splits(splits: impl IntoIterator<Item = (String, String)>) -> Remap {
         let mut moved = HashMap::new();
-        while let Some(r) = rows.next()? {
-            let from: String = r.get(0)?;
-            let data: String = r.get(1)?;
+        for (from, data) in splits {
             let Ok(data) = serde_json::from_str::<Value>(&data) else {
                 continue;
             };
@@ -110,7 +118,7 @@ impl Remap {
                     .or_insert_with(|| (from.clone(), into.clone()));
             }
         }
-        Ok(Remap { moved })
+        Remap { moved }
     }
 
     /// True when no event is moved.

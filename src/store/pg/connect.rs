@@ -1,0 +1,217 @@
+//! Connecting to PostgreSQL (spec/team.md "Selecting PostgreSQL": TLS as
+//! libpq means `sslmode`, through rustls with the `ring` provider).
+//!
+//! The blocking `postgres` client runs its own small runtime, so it must
+//! not be called on a tokio worker thread; the MCP server calls the store
+//! from `spawn_blocking` threads, where it is safe.
+
+use std::sync::Arc;
+
+use rustls::SignatureScheme;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::{WebPkiServerVerifier, verify_server_cert_signed_by_trust_anchor};
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{CertificateError, DigitallySignedStruct, Error as TlsError, RootCertStore};
+
+use super::target::{PgTarget, SslMode};
+use crate::store::error::StoreError;
+
+/// A PostgreSQL error as a store error: the server's message (never the
+/// URL or a password).
+pub(crate) fn pg_err(e: postgres::Error) -> StoreError {
+    use std::error::Error as _;
+    let text = match e.as_db_error() {
+        Some(db) => db.message().to_string(),
+        None => match e.source() {
+            Some(src) => format!("{e}: {src}"),
+            None => e.to_string(),
+        },
+    };
+    StoreError::Postgres(text)
+}
+
+/// Opens one connection to `target` (TLS per its `sslmode`). Errors:
+/// [`StoreError::Postgres`] with the redacted URL and why (a bad host, a
+/// refused password, a certificate that fails its check).
+pub fn connect(target: &PgTarget) -> Result<postgres::Client, StoreError> {
+    let mut config = target.config.clone();
+    let result = match target.ssl {
+        SslMode::Disable => {
+            config.ssl_mode(postgres::config::SslMode::Disable);
+            config.connect(postgres::NoTls)
+        }
+        mode => {
+            config.ssl_mode(if mode == SslMode::Prefer {
+                postgres::config::SslMode::Prefer
+            } else {
+                postgres::config::SslMode::Require
+            });
+            let tls = tls_config(target)?;
+            config.connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls))
+        }
+    };
+    result.map_err(|e| {
+        let StoreError::Postgres(why) = pg_err(e) else {
+            return StoreError::Postgres(String::new());
+        };
+        StoreError::Postgres(format!("cannot connect to {}: {why}", target.shown))
+    })
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// The trusted roots: `sslrootcert`, else `~/.postgresql/root.crt`, else the
+/// web's roots (`webpki-roots`). Also says whether a root file was given
+/// (libpq verifies `require` as `verify-ca` then).
+fn roots(target: &PgTarget) -> Result<(RootCertStore, bool), StoreError> {
+    let file = target.root_cert.clone().or_else(|| {
+        let home = std::env::var("HOME").ok()?;
+        let p = std::path::Path::new(&home).join(".postgresql/root.crt");
+        p.exists().then(|| p.to_string_lossy().into_owned())
+    });
+    let mut store = RootCertStore::empty();
+    match &file {
+        Some(f) if f != "system" => {
+            let certs = CertificateDer::pem_file_iter(f)
+                .map_err(|e| StoreError::PgConfig(format!("cannot read sslrootcert {f}: {e}.")))?;
+            for c in certs {
+                let c = c.map_err(|e| {
+                    StoreError::PgConfig(format!("cannot read sslrootcert {f}: {e}."))
+                })?;
+                store.add(c).map_err(|e| {
+                    StoreError::PgConfig(format!(
+                        "sslrootcert {f} holds an unusable certificate: {e}."
+                    ))
+                })?;
+            }
+            Ok((store, true))
+        }
+        _ => {
+            store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+            Ok((store, false))
+        }
+    }
+}
+
+fn tls_config(target: &PgTarget) -> Result<rustls::ClientConfig, StoreError> {
+    let provider = provider();
+    let algs = provider.signature_verification_algorithms;
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| StoreError::PgConfig(format!("TLS setup failed: {e}.")))?;
+    let (roots, given) = roots(target)?;
+    let roots = Arc::new(roots);
+    let verifier: Arc<dyn ServerCertVerifier> = match target.ssl {
+        SslMode::Prefer | SslMode::Require if !given => Arc::new(NoCheck { algs }),
+        SslMode::VerifyFull => WebPkiServerVerifier::builder_with_provider(roots, provider)
+            .build()
+            .map_err(|e| StoreError::PgConfig(format!("TLS setup failed: {e}.")))?,
+        _ => Arc::new(ChainOnly { roots, algs }),
+    };
+    Ok(builder
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth())
+}
+
+/// `sslmode=prefer|require` without a root file: encrypted, the server's
+/// certificate not checked (libpq's meaning); handshake signatures still are.
+#[derive(Debug)]
+struct NoCheck {
+    algs: WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for NoCheck {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, TlsError> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, TlsError> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algs)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, TlsError> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algs)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algs.supported_schemes()
+    }
+}
+
+/// `sslmode=verify-ca` (and `require` with a root file): the chain must
+/// reach a trusted root; the host name is not compared.
+#[derive(Debug)]
+struct ChainOnly {
+    roots: Arc<RootCertStore>,
+    algs: WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        now: UnixTime,
+    ) -> Result<ServerCertVerified, TlsError> {
+        let cert = rustls::server::ParsedCertificate::try_from(end_entity)?;
+        match verify_server_cert_signed_by_trust_anchor(
+            &cert,
+            &self.roots,
+            intermediates,
+            now,
+            self.algs.all,
+        ) {
+            Ok(()) => Ok(ServerCertVerified::assertion()),
+            Err(TlsError::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(ServerCertVerified::assertion()),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, TlsError> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algs)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, TlsError> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algs)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algs.supported_schemes()
+    }
+}

@@ -1,0 +1,405 @@
+//! The reducer on PostgreSQL: one event → the projection, the same rules as
+//! SQLite's (`store/fold.rs`, whose module doc states them), written for
+//! this engine (spec/team.md: "the store's write path is written per engine
+//! in Rust"). The counter columns, kept by triggers on SQLite, are kept here
+//! by the fold itself, next to the change that moves them.
+
+use postgres::Transaction;
+
+use super::connect::pg_err;
+use crate::store::error::StoreError;
+use crate::store::event::nfc;
+use crate::store::fold::{Action, FoldInput, parse_action};
+use crate::store::model::{EdgeClass, EdgeType, Status};
+
+/// An LWW stamp `(ts, event_id)`.
+#[derive(Debug, Clone, Copy)]
+struct Stamp<'a> {
+    ts: i64,
+    eid: &'a str,
+}
+
+type Tx<'t, 'c> = &'t mut Transaction<'c>;
+
+fn exec(
+    tx: Tx<'_, '_>,
+    sql: &str,
+    params: &[&(dyn postgres::types::ToSql + Sync)],
+) -> Result<u64, StoreError> {
+    tx.execute(sql, params).map_err(pg_err)
+}
+
+/// Folds one event into the projection inside `tx`. A malformed known event
+/// folds to nothing, like an unknown one. Errors: [`StoreError::Postgres`].
+pub(crate) fn fold(tx: Tx<'_, '_>, ev: &FoldInput<'_>) -> Result<(), StoreError> {
+    let action = match parse_action(ev.event_type, ev.data) {
+        Ok(a) => a,
+        Err(_) => return Ok(()),
+    };
+    if action == Action::Unknown {
+        return Ok(());
+    }
+    let st = Stamp {
+        ts: ev.ts,
+        eid: ev.event_id,
+    };
+    let subject = ensure_task(tx, ev.task_id, ev.ts)?;
+    match action {
+        Action::Unknown => {}
+        Action::Create {
+            description,
+            project_id,
+        } => {
+            set_status(tx, subject, Status::Active, st)?;
+            if let Some(d) = description {
+                set_description(tx, subject, &d, st)?;
+            }
+            if let Some(p) = project_id {
+                set_project(tx, subject, &p, st)?;
+            }
+        }
+        Action::Status(s) => {
+            set_status(tx, subject, s, st)?;
+            if matches!(s, Status::Completed | Status::Abandoned) {
+                set_claim(tx, subject, None, st)?;
+            }
+        }
+        Action::Description(d) => set_description(tx, subject, &d, st)?,
+        Action::Connect { other, edge, fork } => {
+            let other_id = ensure_task(tx, &other, ev.ts)?;
+            if other_id != subject {
+                match edge.class() {
+                    EdgeClass::Structural => {
+                        let (child, parent) = if fork {
+                            (other_id, subject)
+                        } else {
+                            (subject, other_id)
+                        };
+                        set_parent(tx, child, parent, st)?;
+                    }
+                    EdgeClass::Lateral => set_edge(tx, subject, other_id, edge, true, st)?,
+                }
+            }
+        }
+        Action::Sever { other, edge } => {
+            let other_id = ensure_task(tx, &other, ev.ts)?;
+            if other_id != subject {
+                match edge.class() {
+                    EdgeClass::Structural => sever_parent(tx, subject, other_id, st)?,
+                    EdgeClass::Lateral => set_edge(tx, subject, other_id, edge, false, st)?,
+                }
+            }
+        }
+        Action::Metadata { key, value } => {
+            exec(
+                tx,
+                "INSERT INTO task_metadata(task_id, key, value, ts, eid) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (task_id, key) DO UPDATE SET value = excluded.value, ts = excluded.ts, eid = excluded.eid
+                 WHERE excluded.ts > task_metadata.ts
+                    OR (excluded.ts = task_metadata.ts AND excluded.eid > task_metadata.eid)",
+                &[&subject, &key, &value, &st.ts, &st.eid],
+            )?;
+        }
+        Action::Observation(text) => add_observation(tx, subject, &nfc(&text), st)?,
+        Action::Handoff { summary, path } => {
+            exec(
+                tx,
+                "INSERT INTO handoffs(task_id, event_id, path, summary, ts) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT DO NOTHING",
+                &[&subject, &st.eid, &path, &summary, &st.ts],
+            )?;
+            let text = format!("Handoff: {} → {}", nfc(&summary), path);
+            add_observation(tx, subject, &text, st)?;
+        }
+        Action::ViewDefine { name, query } => set_view(tx, &name, Some(&query), st)?,
+        Action::ViewUndefine { name } => set_view(tx, &name, None, st)?,
+        Action::Claim { owner, until } => set_claim(tx, subject, Some((&owner, until)), st)?,
+        Action::Release => set_claim(tx, subject, None, st)?,
+    }
+    Ok(())
+}
+
+fn set_claim(
+    tx: Tx<'_, '_>,
+    task: i64,
+    claim: Option<(&str, i64)>,
+    st: Stamp<'_>,
+) -> Result<(), StoreError> {
+    let (owner, until) = match claim {
+        Some((o, u)) => (Some(o), Some(u)),
+        None => (None, None),
+    };
+    exec(
+        tx,
+        "UPDATE tasks SET claim_owner = $2, claim_until = $3, claim_ts = $4, claim_eid = $5
+         WHERE id = $1 AND (claim_ts IS NULL OR claim_ts < $4 OR (claim_ts = $4 AND claim_eid < $5))",
+        &[&task, &owner, &until, &st.ts, &st.eid],
+    )?;
+    Ok(())
+}
+
+fn ensure_task(tx: Tx<'_, '_>, slug: &str, ts: i64) -> Result<i64, StoreError> {
+    let row = tx
+        .query_one(
+            "INSERT INTO tasks(slug, created_ts, updated_ts) VALUES ($1, $2, $2)
+             ON CONFLICT (slug) DO UPDATE SET
+                 created_ts = LEAST(tasks.created_ts, excluded.created_ts),
+                 updated_ts = GREATEST(tasks.updated_ts, excluded.updated_ts)
+             RETURNING id",
+            &[&slug, &ts],
+        )
+        .map_err(pg_err)?;
+    Ok(row.get(0))
+}
+
+fn set_status(tx: Tx<'_, '_>, task: i64, status: Status, st: Stamp<'_>) -> Result<(), StoreError> {
+    exec(
+        tx,
+        "UPDATE tasks SET status = $2, status_ts = $3, status_eid = $4
+         WHERE id = $1 AND (status_ts IS NULL OR status_ts < $3 OR (status_ts = $3 AND status_eid < $4))",
+        &[&task, &status.as_str(), &st.ts, &st.eid],
+    )?;
+    Ok(())
+}
+
+fn set_description(tx: Tx<'_, '_>, task: i64, text: &str, st: Stamp<'_>) -> Result<(), StoreError> {
+    exec(
+        tx,
+        "UPDATE tasks SET description = $2, description_ts = $3, description_eid = $4
+         WHERE id = $1 AND (description_ts IS NULL OR description_ts < $3
+                            OR (description_ts = $3 AND description_eid < $4))",
+        &[&task, &text, &st.ts, &st.eid],
+    )?;
+    Ok(())
+}
+
+fn ensure_fold_row(tx: Tx<'_, '_>, task: i64) -> Result<(), StoreError> {
+    exec(
+        tx,
+        "INSERT INTO task_fold(task_id) VALUES ($1) ON CONFLICT DO NOTHING",
+        &[&task],
+    )?;
+    Ok(())
+}
+
+fn set_project(tx: Tx<'_, '_>, task: i64, project: &str, st: Stamp<'_>) -> Result<(), StoreError> {
+    ensure_fold_row(tx, task)?;
+    let won = exec(
+        tx,
+        "UPDATE task_fold SET project_ts = $2, project_eid = $3
+         WHERE task_id = $1 AND (project_ts IS NULL OR project_ts < $2
+                                 OR (project_ts = $2 AND project_eid < $3))",
+        &[&task, &st.ts, &st.eid],
+    )?;
+    if won > 0 {
+        exec(
+            tx,
+            "UPDATE tasks SET project_id = $2 WHERE id = $1",
+            &[&task, &project],
+        )?;
+    }
+    Ok(())
+}
+
+fn severed_after(tx: Tx<'_, '_>, a: i64, b: i64, st: Stamp<'_>) -> Result<bool, StoreError> {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    Ok(tx
+        .query_opt(
+            "SELECT 1 FROM sever_state WHERE lo_id = $1 AND hi_id = $2
+             AND (ts > $3 OR (ts = $3 AND eid > $4))",
+            &[&lo, &hi, &st.ts, &st.eid],
+        )
+        .map_err(pg_err)?
+        .is_some())
+}
+
+/// Sets `child`'s visible parent pointer to `parent` (or none), moving the
+/// old and new parents' `child_count`.
+fn move_parent(tx: Tx<'_, '_>, child: i64, parent: Option<i64>) -> Result<(), StoreError> {
+    let old: Option<i64> = tx
+        .query_one(
+            "SELECT parent_task_id FROM tasks WHERE id = $1 FOR UPDATE",
+            &[&child],
+        )
+        .map_err(pg_err)?
+        .get(0);
+    if old == parent {
+        return Ok(());
+    }
+    exec(
+        tx,
+        "UPDATE tasks SET parent_task_id = $2 WHERE id = $1",
+        &[&child, &parent],
+    )?;
+    if let Some(o) = old {
+        exec(
+            tx,
+            "UPDATE tasks SET child_count = child_count - 1 WHERE id = $1",
+            &[&o],
+        )?;
+    }
+    if let Some(p) = parent {
+        exec(
+            tx,
+            "UPDATE tasks SET child_count = child_count + 1 WHERE id = $1",
+            &[&p],
+        )?;
+    }
+    Ok(())
+}
+
+fn set_parent(tx: Tx<'_, '_>, child: i64, parent: i64, st: Stamp<'_>) -> Result<(), StoreError> {
+    ensure_fold_row(tx, child)?;
+    let won = exec(
+        tx,
+        "UPDATE tasks SET parent_ts = $2, parent_eid = $3
+         WHERE id = $1 AND (parent_ts IS NULL OR parent_ts < $2 OR (parent_ts = $2 AND parent_eid < $3))",
+        &[&child, &st.ts, &st.eid],
+    )?;
+    if won == 0 {
+        return Ok(());
+    }
+    let visible = if severed_after(tx, child, parent, st)? {
+        None
+    } else {
+        Some(parent)
+    };
+    exec(
+        tx,
+        "UPDATE task_fold SET parent_target_id = $2 WHERE task_id = $1",
+        &[&child, &parent],
+    )?;
+    move_parent(tx, child, visible)
+}
+
+fn sever_parent(tx: Tx<'_, '_>, a: i64, b: i64, st: Stamp<'_>) -> Result<(), StoreError> {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    exec(
+        tx,
+        "INSERT INTO sever_state(lo_id, hi_id, ts, eid) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (lo_id, hi_id) DO UPDATE SET ts = excluded.ts, eid = excluded.eid
+         WHERE excluded.ts > sever_state.ts OR (excluded.ts = sever_state.ts AND excluded.eid > sever_state.eid)",
+        &[&lo, &hi, &st.ts, &st.eid],
+    )?;
+    for (side, other) in [(a, b), (b, a)] {
+        let hit = tx
+            .query_opt(
+                "SELECT 1 FROM tasks t
+                 WHERE t.id = $1 AND t.parent_task_id IS NOT NULL
+                   AND EXISTS (SELECT 1 FROM task_fold f WHERE f.task_id = $1 AND f.parent_target_id = $2)
+                   AND (t.parent_ts < $3 OR (t.parent_ts = $3 AND t.parent_eid < $4))",
+                &[&side, &other, &st.ts, &st.eid],
+            )
+            .map_err(pg_err)?;
+        if hit.is_some() {
+            move_parent(tx, side, None)?;
+        }
+    }
+    Ok(())
+}
+
+fn set_edge(
+    tx: Tx<'_, '_>,
+    src: i64,
+    dst: i64,
+    edge: EdgeType,
+    present: bool,
+    st: Stamp<'_>,
+) -> Result<(), StoreError> {
+    let flag = i64::from(present);
+    let won = exec(
+        tx,
+        "INSERT INTO edge_state(src_id, dst_id, type, tag, present, ts, eid) VALUES ($1, $2, $3, '', $4, $5, $6)
+         ON CONFLICT (src_id, dst_id, type, tag) DO UPDATE SET present = excluded.present, ts = excluded.ts, eid = excluded.eid
+         WHERE excluded.ts > edge_state.ts OR (excluded.ts = edge_state.ts AND excluded.eid > edge_state.eid)",
+        &[&src, &dst, &edge.as_str(), &flag, &st.ts, &st.eid],
+    )?;
+    if won == 0 {
+        return Ok(());
+    }
+    let (changed, delta) = if present {
+        // `xmax = 0` only on a fresh insert: an update of an existing edge
+        // moves no counter.
+        let row = tx
+            .query_one(
+                "INSERT INTO edges(src_id, dst_id, type, tag, created_ts) VALUES ($1, $2, $3, '', $4)
+                 ON CONFLICT (src_id, dst_id, type, tag) DO UPDATE SET created_ts = excluded.created_ts
+                 RETURNING (xmax = 0)",
+                &[&src, &dst, &edge.as_str(), &st.ts],
+            )
+            .map_err(pg_err)?;
+        let inserted: bool = row.get(0);
+        (inserted, 1i64)
+    } else {
+        let n = exec(
+            tx,
+            "DELETE FROM edges WHERE src_id = $1 AND dst_id = $2 AND type = $3 AND tag = ''",
+            &[&src, &dst, &edge.as_str()],
+        )?;
+        (n > 0, -1i64)
+    };
+    if changed {
+        exec(
+            tx,
+            "UPDATE tasks SET lateral_out = lateral_out + $2 WHERE id = $1",
+            &[&src, &delta],
+        )?;
+        exec(
+            tx,
+            "UPDATE tasks SET lateral_in = lateral_in + $2 WHERE id = $1",
+            &[&dst, &delta],
+        )?;
+    }
+    Ok(())
+}
+
+fn add_observation(tx: Tx<'_, '_>, task: i64, text: &str, st: Stamp<'_>) -> Result<(), StoreError> {
+    let n = exec(
+        tx,
+        "INSERT INTO observations(event_id, task_id, text, ts) VALUES ($1, $2, $3, $4)
+         ON CONFLICT DO NOTHING",
+        &[&st.eid, &task, &text, &st.ts],
+    )?;
+    if n > 0 {
+        exec(
+            tx,
+            "UPDATE tasks SET obs_count = obs_count + 1 WHERE id = $1",
+            &[&task],
+        )?;
+    }
+    Ok(())
+}
+
+fn set_view(
+    tx: Tx<'_, '_>,
+    name: &str,
+    query: Option<&str>,
+    st: Stamp<'_>,
+) -> Result<(), StoreError> {
+    let present = i64::from(query.is_some());
+    let won = exec(
+        tx,
+        "INSERT INTO view_state(name, query, present, ts, eid) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (name) DO UPDATE SET query = excluded.query, present = excluded.present,
+                                          ts = excluded.ts, eid = excluded.eid
+         WHERE excluded.ts > view_state.ts OR (excluded.ts = view_state.ts AND excluded.eid > view_state.eid)",
+        &[&name, &query, &present, &st.ts, &st.eid],
+    )?;
+    if won == 0 {
+        return Ok(());
+    }
+    match query {
+        Some(q) => {
+            exec(
+                tx,
+                "INSERT INTO named_views(name, query, ts, eid) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (name) DO UPDATE SET query = excluded.query, ts = excluded.ts, eid = excluded.eid",
+                &[&name, &q, &st.ts, &st.eid],
+            )?;
+        }
+        None => {
+            exec(tx, "DELETE FROM named_views WHERE name = $1", &[&name])?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,150 @@
+//! The PostgreSQL store handle (spec/team.md "Selecting PostgreSQL"): one
+//! connection to one project's schema, opened and migrated under an
+//! advisory lock so two servers starting at once do not both migrate.
+
+use std::cell::{RefCell, RefMut};
+
+use super::connect::{connect, pg_err};
+use super::schema::{DDL, SCHEMA_VERSION};
+use super::target::PgTarget;
+use crate::store::error::StoreError;
+use crate::store::event::LoggedEvent;
+
+/// One project's store on PostgreSQL: a connection whose `search_path` is
+/// the project's schema. Not `Sync`; open one per thread.
+pub struct PgStore {
+    client: RefCell<postgres::Client>,
+    target: PgTarget,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "PgStore({:?})", self.target)
+    }
+}
+
+/// The schema name quoted as an identifier (checked by `check_schema`, so
+/// it holds no quote; quoted anyway).
+pub(crate) fn quoted(schema: &str) -> String {
+    format!("\"{}\"", schema.replace('"', "\"\""))
+}
+
+impl PgStore {
+    /// Connects to `target`, creates its schema and tables when missing
+    /// (version [`SCHEMA_VERSION`]), in one transaction under an advisory
+    /// lock keyed by the schema name. Errors: [`StoreError::Postgres`]
+    /// (connection, permissions), [`StoreError::SchemaTooNew`] when the
+    /// schema was written by a newer cairn, [`StoreError::BadSchemaVersion`].
+    pub fn open(target: &PgTarget) -> Result<PgStore, StoreError> {
+        let mut client = connect(target)?;
+        let schema = quoted(&target.schema);
+        client
+            .batch_execute(&format!("SET search_path TO {schema}"))
+            .map_err(pg_err)?;
+        let mut tx = client.transaction().map_err(pg_err)?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('cairn.schema.' || $1::text))",
+            &[&target.schema],
+        )
+        .map_err(pg_err)?;
+        tx.batch_execute(&format!("CREATE SCHEMA IF NOT EXISTS {schema}"))
+            .map_err(pg_err)?;
+        let has_meta: bool = tx
+            .query_one(
+                "SELECT to_regclass(quote_ident($1) || '.schema_meta') IS NOT NULL",
+                &[&target.schema],
+            )
+            .map_err(pg_err)?
+            .get(0);
+        let found: Option<String> = if has_meta {
+            tx.query_opt("SELECT value FROM schema_meta WHERE key = 'version'", &[])
+                .map_err(pg_err)?
+                .map(|r| r.get(0))
+        } else {
+            None
+        };
+        let found = match found {
+            Some(v) => v
+                .parse::<i64>()
+                .map_err(|_| StoreError::BadSchemaVersion(v.clone()))?,
+            None => 0,
+        };
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::SchemaTooNew {
+                found,
+                supported: SCHEMA_VERSION,
+            });
+        }
+        if found < SCHEMA_VERSION {
+            tx.batch_execute(DDL).map_err(pg_err)?;
+            tx.execute(
+                "INSERT INTO schema_meta(key, value) VALUES ('version', $1)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                &[&SCHEMA_VERSION.to_string()],
+            )
+            .map_err(pg_err)?;
+        }
+        tx.commit().map_err(pg_err)?;
+        Ok(PgStore {
+            client: RefCell::new(client),
+            target: target.clone(),
+        })
+    }
+
+    /// Where this store lives (the URL is printable: no password).
+    pub fn target(&self) -> &PgTarget {
+        &self.target
+    }
+
+    /// The connection (its `search_path` is the project's schema). Panics
+    /// never; a second borrow while one is held is a bug in the caller.
+    pub fn client(&self) -> RefMut<'_, postgres::Client> {
+        self.client.borrow_mut()
+    }
+
+    /// The number of events in the log. Errors: [`StoreError::Postgres`].
+    pub fn event_count(&self) -> Result<i64, StoreError> {
+        Ok(self
+            .client()
+            .query_one("SELECT count(*) FROM events", &[])
+            .map_err(pg_err)?
+            .get(0))
+    }
+
+    /// Every event, in arrival (`seq`) order (for export and for tests that
+    /// fold the same events on both engines). Errors: [`StoreError::Postgres`].
+    pub fn events(&self) -> Result<Vec<LoggedEvent>, StoreError> {
+        let rows = self
+            .client()
+            .query(
+                "SELECT seq, event_id, task_id, type, ts, session_id, prev_session_id, data
+                 FROM events ORDER BY seq",
+                &[],
+            )
+            .map_err(pg_err)?;
+        Ok(rows
+            .iter()
+            .map(|r| LoggedEvent {
+                seq: r.get(0),
+                event_id: r.get(1),
+                task_id: r.get(2),
+                event_type: r.get(3),
+                ts: r.get(4),
+                session_id: r.get(5),
+                prev_session_id: r.get(6),
+                data: serde_json::from_str(r.get(7)).unwrap_or(serde_json::Value::Null),
+            })
+            .collect())
+    }
+
+    /// The schema version stamped in `schema_meta`. Errors:
+    /// [`StoreError::Postgres`], [`StoreError::BadSchemaVersion`].
+    pub fn schema_version(&self) -> Result<i64, StoreError> {
+        let v: String = self
+            .client()
+            .query_one("SELECT value FROM schema_meta WHERE key = 'version'", &[])
+            .map_err(pg_err)?
+            .get(0);
+        v.parse().map_err(|_| StoreError::BadSchemaVersion(v))
+    }
+}

@@ -1,0 +1,26 @@
+//! The PostgreSQL engine (spec/team.md; docs/team.md): the same events,
+//! projection and answers as the SQLite store, in one PostgreSQL schema per
+//! project. Written per engine (no shared trigger or upsert shims): the
+//! fold, the write boundary, rebuild and the digest live here; the event
+//! model, the split remap and the digest's queries are shared with SQLite.
+//!
+//! Layers (docs/architecture.md), each importing only those below:
+//! 1. `schema`, `target` (URL, schema, TLS mode, password source);
+//! 2. `connect`, `handle` ([`PgStore`], opening and migrating);
+//! 3. `fold`;
+//! 4. `write` (THE write boundary on this engine);
+//! 5. `rebuild` (refold, verify, digest), `push`.
+
+pub mod connect;
+mod fold;
+pub mod handle;
+pub mod push;
+mod rebuild;
+pub mod schema;
+pub mod target;
+pub mod write;
+
+pub use handle::PgStore;
+pub use push::{PushReport, source_events};
+pub use target::{PgTarget, SslMode, is_pg_url, redact};
+pub use write::RawEvent;

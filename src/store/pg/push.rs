@@ -1,0 +1,86 @@
+//! `cairn push` (spec/team.md "Moving between engines"): a project's events
+//! copied from its SQLite store into a PostgreSQL schema by `event_id`,
+//! idempotent (an event already there is skipped), one transaction per
+//! batch, folded there as they land; a `task.split` among them refolds the
+//! target once at the end. The caller compares digests.
+
+use super::handle::PgStore;
+use super::write::{RawEvent, insert_and_fold};
+use crate::store::error::StoreError;
+use crate::store::event::types;
+use crate::store::handle::Store;
+
+/// Events per transaction.
+pub const PUSH_BATCH: usize = 2000;
+
+/// What a push did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushReport {
+    /// Events read from the source.
+    pub read: usize,
+    /// Events the target did not have (appended and folded).
+    pub added: usize,
+}
+
+/// Every event of the SQLite store `source`, in arrival (`seq`) order, as
+/// stored. Errors: [`StoreError::Sqlite`].
+pub fn source_events(source: &Store) -> Result<Vec<RawEvent>, StoreError> {
+    let mut stmt = source.conn().prepare(
+        "SELECT event_id, event_key, task_id, type, ts, session_id, prev_session_id, data
+         FROM events ORDER BY seq",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        Ok(RawEvent {
+            event_id: r.get(0)?,
+            event_key: r.get(1)?,
+            task_id: r.get(2)?,
+            event_type: r.get(3)?,
+            ts: r.get(4)?,
+            session_id: r.get(5)?,
+            prev_session_id: r.get(6)?,
+            data: r.get(7)?,
+        })
+    })?;
+    Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+impl PgStore {
+    /// Appends the `events` this store lacks (by event id and content key)
+    /// and folds them, [`PUSH_BATCH`] per transaction; `progress(done,
+    /// total)` is called after each batch. Refolds once at the end when a
+    /// `task.split` was added. Errors: [`StoreError::Postgres`] (batches
+    /// already committed stay: pushing again resumes).
+    pub fn push(
+        &self,
+        events: &[RawEvent],
+        mut progress: impl FnMut(usize, usize),
+    ) -> Result<PushReport, StoreError> {
+        let mut added = 0;
+        let mut split = false;
+        for (i, batch) in events.chunks(PUSH_BATCH).enumerate() {
+            added += self.write_tx(|tx| {
+                let mut n = 0;
+                for raw in batch {
+                    let data: serde_json::Value =
+                        serde_json::from_str(&raw.data).unwrap_or(serde_json::Value::Null);
+                    if insert_and_fold(tx, raw, &data)?.is_some() {
+                        n += 1;
+                        split |= raw.event_type == types::SPLIT;
+                    }
+                }
+                Ok(n)
+            })?;
+            progress(
+                (i * PUSH_BATCH + batch.len()).min(events.len()),
+                events.len(),
+            );
+        }
+        if split {
+            self.rebuild()?;
+        }
+        Ok(PushReport {
+            read: events.len(),
+            added,
+        })
+    }
+}

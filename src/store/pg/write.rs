@@ -1,0 +1,276 @@
+//! THE write boundary on PostgreSQL (spec/store.md "Every write appends ...
+//! and folds it ... in the SAME transaction"; spec/team.md "Concurrency and
+//! claims"): a batch of events is appended and folded in one transaction,
+//! all or nothing.
+//!
+//! Writes to one project take a transaction-scoped advisory lock first, so
+//! they run one at a time as on SQLite (one writer): `seq` order is commit
+//! order, which a change stream reading "events after seq N" relies on, and
+//! two writers never deadlock on each other's rows. Readers never wait. A
+//! serialization failure or deadlock (SQLSTATE 40001/40P01) from anything
+//! else is retried inside, at most [`WRITE_ATTEMPTS`] times, then reported
+//! as a sentence.
+
+use postgres::Transaction;
+use serde_json::Value;
+
+use super::connect::pg_err;
+use super::fold::fold;
+use super::handle::PgStore;
+use crate::store::error::StoreError;
+use crate::store::event::{NewEvent, canonical_json, event_key, new_event_id, types};
+use crate::store::fold::FoldInput;
+use crate::store::write::{REPEAT_FIELD, WriteReport, validate};
+
+/// How many times a write transaction is tried when PostgreSQL reports a
+/// serialization failure or a deadlock.
+pub const WRITE_ATTEMPTS: u32 = 5;
+
+/// One event as the log holds it: the columns of `events` without `seq`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawEvent {
+    /// The ULID.
+    pub event_id: String,
+    /// The content key (64 hex).
+    pub event_key: String,
+    /// The subject slug.
+    pub task_id: String,
+    /// The event type.
+    pub event_type: String,
+    /// Unix seconds.
+    pub ts: i64,
+    /// The writing session.
+    pub session_id: String,
+    /// The previous distinct session of the subject.
+    pub prev_session_id: Option<String>,
+    /// The payload, canonical JSON text.
+    pub data: String,
+}
+
+/// True for SQLSTATE 40001 (serialization failure) and 40P01 (deadlock).
+fn retryable(e: &postgres::Error) -> bool {
+    e.code().is_some_and(|c| {
+        *c == postgres::error::SqlState::T_R_SERIALIZATION_FAILURE
+            || *c == postgres::error::SqlState::T_R_DEADLOCK_DETECTED
+    })
+}
+
+/// A retried transaction's failure: `Retry` asks for another attempt.
+pub(crate) enum TxError {
+    Retry,
+    Fail(StoreError),
+}
+
+impl From<StoreError> for TxError {
+    fn from(e: StoreError) -> TxError {
+        TxError::Fail(e)
+    }
+}
+
+/// Maps a client error: retryable ones ask for another attempt.
+pub(crate) fn tx_err(e: postgres::Error) -> TxError {
+    if retryable(&e) {
+        TxError::Retry
+    } else {
+        TxError::Fail(pg_err(e))
+    }
+}
+
+impl PgStore {
+    /// Runs `body` in one write transaction holding the project's write
+    /// lock, retrying on serialization failures and deadlocks. Errors: what
+    /// `body` returns, or [`StoreError::Postgres`] saying the write was
+    /// retried [`WRITE_ATTEMPTS`] times.
+    pub(crate) fn write_tx<T>(
+        &self,
+        mut body: impl FnMut(&mut Transaction<'_>) -> Result<T, TxError>,
+    ) -> Result<T, StoreError> {
+        let schema = self.target().schema.clone();
+        let mut client = self.client();
+        for attempt in 0..WRITE_ATTEMPTS {
+            let mut tx = client.transaction().map_err(pg_err)?;
+            let locked = tx.execute(
+                "SELECT pg_advisory_xact_lock(hashtext('cairn.write.' || $1::text))",
+                &[&schema],
+            );
+            let result = match locked {
+                Ok(_) => body(&mut tx),
+                Err(e) => Err(tx_err(e)),
+            };
+            match result {
+                Ok(v) => match tx.commit() {
+                    Ok(()) => return Ok(v),
+                    Err(e) if retryable(&e) => {}
+                    Err(e) => return Err(pg_err(e)),
+                },
+                Err(TxError::Retry) => {
+                    let _ = tx.rollback();
+                }
+                Err(TxError::Fail(e)) => {
+                    let _ = tx.rollback();
+                    return Err(e);
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5 << attempt));
+        }
+        Err(StoreError::Postgres(format!(
+            "the write was retried {WRITE_ATTEMPTS} times after serialization failures or deadlocks; nothing was recorded. Try again."
+        )))
+    }
+
+    /// Appends `events` and folds each into the projection in one
+    /// transaction (a repeat of the subject's newest event is skipped; an
+    /// equal older event is salted with `repeat`, as on SQLite). Errors:
+    /// [`StoreError::InvalidEvent`] (nothing written),
+    /// [`StoreError::Postgres`].
+    pub fn write(&self, events: &[NewEvent]) -> Result<WriteReport, StoreError> {
+        for ev in events {
+            validate(ev)?;
+        }
+        let seqs = self.write_tx(|tx| {
+            let mut seqs = Vec::with_capacity(events.len());
+            for ev in events {
+                let Some((ev, data, key)) = resolve_repeat(tx, ev)? else {
+                    continue;
+                };
+                let prev = prev_session(tx, &ev.task_id, &ev.session_id)?;
+                let raw = RawEvent {
+                    event_id: new_event_id(),
+                    event_key: key,
+                    task_id: ev.task_id.clone(),
+                    event_type: ev.event_type.clone(),
+                    ts: ev.ts,
+                    session_id: ev.session_id.clone(),
+                    prev_session_id: prev,
+                    data,
+                };
+                if let Some(seq) = insert_and_fold(tx, &raw, &ev.data)? {
+                    seqs.push(seq);
+                }
+            }
+            Ok(seqs)
+        })?;
+        Ok(WriteReport { seqs })
+    }
+}
+
+/// The previous distinct session of `task` for an event by `session`.
+fn prev_session(
+    tx: &mut Transaction<'_>,
+    task: &str,
+    session: &str,
+) -> Result<Option<String>, TxError> {
+    let last = tx
+        .query_opt(
+            "SELECT session_id, prev_session_id FROM events WHERE task_id = $1
+             ORDER BY seq DESC LIMIT 1",
+            &[&task],
+        )
+        .map_err(tx_err)?;
+    Ok(match last {
+        Some(r) => {
+            let s: String = r.get(0);
+            if s != session { Some(s) } else { r.get(1) }
+        }
+        None => None,
+    })
+}
+
+/// The event as it will be stored (salted when an older equal event
+/// exists), its canonical data and key; `None` when it repeats the
+/// subject's newest event.
+fn resolve_repeat(
+    tx: &mut Transaction<'_>,
+    ev: &NewEvent,
+) -> Result<Option<(NewEvent, String, String)>, TxError> {
+    let newest: Option<i64> = tx
+        .query_one(
+            "SELECT max(seq) FROM events WHERE task_id = $1",
+            &[&ev.task_id],
+        )
+        .map_err(tx_err)?
+        .get(0);
+    let mut candidate = ev.clone();
+    let mut repeat: i64 = 0;
+    loop {
+        let data = canonical_json(&candidate.data);
+        let key = event_key(
+            &candidate.task_id,
+            &candidate.event_type,
+            candidate.ts,
+            &candidate.session_id,
+            &data,
+        );
+        let existing: Option<i64> = tx
+            .query_opt("SELECT seq FROM events WHERE event_key = $1", &[&key])
+            .map_err(tx_err)?
+            .map(|r| r.get(0));
+        match existing {
+            None => return Ok(Some((candidate, data, key))),
+            Some(seq) if Some(seq) == newest => return Ok(None),
+            Some(_) => {}
+        }
+        repeat += 1;
+        let mut next = ev.clone();
+        match next.data.as_object_mut() {
+            Some(map) => {
+                map.insert(REPEAT_FIELD.to_string(), Value::from(repeat));
+            }
+            None => {
+                return Err(TxError::Fail(StoreError::InvalidEvent {
+                    event_type: ev.event_type.clone(),
+                    reason: "data must be a JSON object".to_string(),
+                }));
+            }
+        }
+        candidate = next;
+    }
+}
+
+/// Inserts `raw` (skipped when its event id or content key is already
+/// there) and folds it with payload `data`. Returns its `seq`, or `None`
+/// when skipped. A `task.split` is appended but folds only in a refold.
+pub(crate) fn insert_and_fold(
+    tx: &mut Transaction<'_>,
+    raw: &RawEvent,
+    data: &Value,
+) -> Result<Option<i64>, TxError> {
+    let row = tx
+        .query_opt(
+            "INSERT INTO events(event_id, event_key, task_id, type, ts, session_id, prev_session_id, data)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+             ON CONFLICT DO NOTHING RETURNING seq",
+            &[
+                &raw.event_id,
+                &raw.event_key,
+                &raw.task_id,
+                &raw.event_type,
+                &raw.ts,
+                &raw.session_id,
+                &raw.prev_session_id,
+                &raw.data,
+            ],
+        )
+        .map_err(tx_err)?;
+    let Some(row) = row else {
+        return Ok(None);
+    };
+    if raw.event_type == types::SPLIT {
+        tx.execute(
+            "INSERT INTO schema_meta(key, value) VALUES ($1, '1') ON CONFLICT DO NOTHING",
+            &[&crate::store::split::SPLITS_MARK],
+        )
+        .map_err(tx_err)?;
+    }
+    fold(
+        tx,
+        &FoldInput {
+            event_id: &raw.event_id,
+            task_id: &raw.task_id,
+            event_type: &raw.event_type,
+            ts: raw.ts,
+            data,
+        },
+    )?;
+    Ok(Some(row.get(0)))
+}
