@@ -15,11 +15,11 @@ use std::path::{Path, PathBuf};
 const STORE_LAYERS: [&[&str]; 6] = [
     &[
         "error", "model", "event", "slug", "schema", "location", "search", "read", "log/mod",
-        "log/line", "log/safe",
+        "log/line", "log/safe", "pg/schema", "pg/target",
     ],
-    &["reader", "handle", "log/marks"],
-    &["split", "fold", "refold"],
-    &["write", "log/append"],
+    &["reader", "handle", "log/marks", "pg/connect", "pg/handle"],
+    &["split", "fold", "refold", "pg/fold"],
+    &["write", "log/append", "pg/write"],
     &[
         "aside",
         "rebuild",
@@ -28,8 +28,10 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "log/check",
         "log/import",
         "changes",
+        "pg/rebuild",
+        "pg/push",
     ],
-    &["open", "mod"],
+    &["open", "mod", "pg/mod"],
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
