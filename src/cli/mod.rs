@@ -17,6 +17,7 @@ pub mod identity;
 pub mod init;
 mod mcp_cmds;
 mod out;
+mod pg_cmds;
 mod query;
 pub mod reference;
 mod repl;
@@ -59,6 +60,10 @@ pub struct Cli {
     /// The cairn.db to use (overrides CAIRN_DB and the project lookup).
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
+    /// The PostgreSQL schema of this project when --db/CAIRN_DB is a
+    /// postgres:// URL (default: cairn; docs/team.md).
+    #[arg(long = "pg-schema", global = true, value_name = "NAME")]
+    pub pg_schema: Option<String>,
     /// Colour: auto (a terminal without NO_COLOR), always or never.
     #[arg(
         long,
@@ -207,6 +212,23 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
     /// Check that the projection is a faithful fold of the log (exit 0/1).
     #[command(display_order = 42)]
     Verify,
+    /// Copy this project's store into PostgreSQL (by event id; idempotent),
+    /// then compare digests (docs/team.md).
+    #[command(display_order = 46)]
+    Push {
+        /// The target: postgres://USER@HOST/DB (schema: --pg-schema, else
+        /// ?options=-csearch_path%3DNAME, else cairn).
+        url: String,
+    },
+    /// Write the per-task NDJSON logs of the store (SQLite or PostgreSQL)
+    /// into DIR (a backup git can hold; `cairn import`/`push` read it back).
+    #[command(display_order = 47)]
+    Export {
+        /// The directory to write DIR/tasks/*/events.ndjson into (its
+        /// tasks/ must be empty or missing).
+        #[arg(long, value_name = "DIR")]
+        logs: PathBuf,
+    },
     /// Import the original tool's store (its .kli/ directory, or a project
     /// holding one) into this store, once: a second import changes nothing.
     #[command(display_order = 43)]
@@ -285,7 +307,74 @@ pub fn run() -> ExitCode {
         return ExitCode::from(2);
     }
     let db = cli.db.as_deref();
-    let result = match &cli.command {
+    let result = match pg_cmds::target(db, cli.pg_schema.as_deref()) {
+        Ok(Some(t)) => run_pg(&cli, &t),
+        Ok(None) => run_sqlite(&cli),
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            out::emit_err(&format!("error: {e:#}"));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The commands on a PostgreSQL store (`cli::pg_cmds`).
+fn run_pg(cli: &Cli, t: &crate::store::pg::PgTarget) -> anyhow::Result<ExitCode> {
+    match &cli.command {
+        Command::Where => pg_cmds::where_cmd(t, cli.db.is_some()),
+        Command::Verify => pg_cmds::verify_cmd(t),
+        Command::Rebuild { from_logs } => pg_cmds::rebuild_cmd(t, *from_logs),
+        Command::Export { logs } => pg_cmds::export_pg(t, logs),
+        Command::Push { url } => {
+            pg_cmds::push_cmd(cli.db.as_deref(), url, cli.pg_schema.as_deref())
+        }
+        Command::Completions { shell } => generate::completions_cmd(*shell),
+        Command::Man => generate::man_cmd(),
+        other => pg_cmds::not_yet(command_name(other)),
+    }
+}
+
+/// The subcommand's name as typed (for sentences).
+fn command_name(c: &Command) -> &'static str {
+    match c {
+        Command::Add(_) => "add",
+        Command::Ls(_) => "ls",
+        Command::Show(_) => "show",
+        Command::Done(_) => "done",
+        Command::Start(_) => "start",
+        Command::Block(_) => "block",
+        Command::Note(_) => "note",
+        Command::Log(_) => "log",
+        Command::Search(_) => "search",
+        Command::Ready(_) => "ready",
+        Command::Current(_) => "current",
+        Command::Init(_) => "init",
+        Command::Schema(_) => "schema",
+        Command::Completions { .. } => "completions",
+        Command::Man => "man",
+        Command::Query(_) => "query",
+        Command::Repl(_) => "repl",
+        Command::Watch(_) => "watch",
+        Command::Where => "where",
+        Command::Rebuild { .. } => "rebuild",
+        Command::Verify => "verify",
+        Command::Push { .. } => "push",
+        Command::Export { .. } => "export",
+        Command::Import { .. } => "import",
+        Command::Serve { .. } => "serve",
+        Command::Token { .. } => "token",
+        Command::Call { .. } => "call",
+        Command::StressAppend { .. } => "stress-append",
+    }
+}
+
+/// The commands on a SQLite store.
+fn run_sqlite(cli: &Cli) -> anyhow::Result<ExitCode> {
+    let db = cli.db.as_deref();
+    match &cli.command {
         Command::Add(a) => verbs::add_cmd(db, a),
         Command::Ls(a) => views::ls_cmd(db, a),
         Command::Show(a) => verbs::show_cmd(db, a),
@@ -320,12 +409,7 @@ pub fn run() -> ExitCode {
             session,
             task,
         } => store_cmds::stress_append(cli.db.as_deref(), *count, session, task),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            out::emit_err(&format!("error: {e:#}"));
-            ExitCode::from(2)
-        }
+        Command::Push { url } => pg_cmds::push_cmd(db, url, cli.pg_schema.as_deref()),
+        Command::Export { logs } => pg_cmds::export_sqlite(db, logs),
     }
 }

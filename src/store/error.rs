@@ -105,6 +105,9 @@ pub enum StoreError {
     /// PostgreSQL").
     #[error("PostgreSQL: {0}")]
     Postgres(String),
+    /// `cairn export --logs DIR` into a directory that already holds task logs.
+    #[error("{} already holds task logs; export into an empty directory.", .0.display())]
+    ExportNotEmpty(PathBuf),
     /// A `postgres://` URL or `--pg-schema` that cannot be used, with why.
     #[error("{0}")]
     PgConfig(String),

@@ -24,6 +24,11 @@ pub struct Cluster {
     pub base: String,
 }
 
+/// The role that must give a password, and its password.
+pub const PW_USER: &str = "cairn_pw";
+/// [`PW_USER`]'s password.
+pub const PW_RIGHT: &str = "right-horse-battery";
+
 static CLUSTER: OnceLock<Result<Cluster, String>> = OnceLock::new();
 static NEXT: AtomicUsize = AtomicUsize::new(0);
 
@@ -111,6 +116,13 @@ fn start() -> Result<Cluster, String> {
             "--locale=C.UTF-8",
         ],
     )?;
+    // One role must give a password (scram), so tests can show that a
+    // wrong one is refused without being printed; everyone else is trusted.
+    std::fs::write(
+        format!("{data}/pg_hba.conf"),
+        format!("local all {PW_USER} scram-sha-256\nlocal all all trust\n"),
+    )
+    .map_err(|e| format!("cannot write pg_hba.conf: {e}"))?;
     let opts = format!(
         "-k {d} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
     );
@@ -148,10 +160,17 @@ fn start() -> Result<Cluster, String> {
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start the cluster watcher: {e}"))?;
-    Ok(Cluster {
-        base: format!("postgres://cairn@/postgres?host={d}"),
-        dir,
-    })
+    let base = format!("postgres://cairn@/postgres?host={d}");
+    let mut c = postgres::Client::connect(
+        &format!("host={d} user=cairn dbname=postgres"),
+        postgres::NoTls,
+    )
+    .map_err(|e| format!("cannot connect to the test cluster: {e}"))?;
+    c.batch_execute(&format!(
+        "CREATE ROLE {PW_USER} LOGIN SUPERUSER PASSWORD '{PW_RIGHT}'"
+    ))
+    .map_err(|e| format!("cannot create the password role: {e}"))?;
+    Ok(Cluster { base, dir })
 }
 
 /// The cluster of this test process, started on first use.

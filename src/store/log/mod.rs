@@ -10,8 +10,9 @@
 //! `check` (the two directions `cairn verify` checks), `import` (the original
 //! tool's `.kli/` store).
 
-mod append;
+pub(crate) mod append;
 pub mod check;
+pub mod export;
 pub mod import;
 pub mod line;
 pub(crate) mod marks;

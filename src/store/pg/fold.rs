@@ -4,9 +4,13 @@
 //! in Rust"). The counter columns, kept by triggers on SQLite, are kept here
 //! by the fold itself, next to the change that moves them.
 
-use postgres::Transaction;
+use std::collections::HashMap;
+
+use postgres::types::ToSql;
+use postgres::{Row, Statement, Transaction};
 
 use super::connect::pg_err;
+use super::handle::Stmts;
 use crate::store::error::StoreError;
 use crate::store::event::nfc;
 use crate::store::fold::{Action, FoldInput, parse_action};
@@ -19,19 +23,127 @@ struct Stamp<'a> {
     eid: &'a str,
 }
 
-type Tx<'t, 'c> = &'t mut Transaction<'c>;
+/// What one transaction's fold has not written to `tasks` yet: per task,
+/// the widened `created_ts`/`updated_ts` and the counter deltas. Folding
+/// many events of one task in one transaction (a push batch) would
+/// otherwise update its row once per event, and PostgreSQL keeps every
+/// version of a row updated in one transaction. [`Cx::flush`] writes them,
+/// one UPDATE per task, before anything reads `tasks` again.
+#[derive(Debug, Default)]
+struct Pending {
+    by_slug: HashMap<String, i64>,
+    tasks: HashMap<i64, TaskAcc>,
+}
 
-fn exec(
-    tx: Tx<'_, '_>,
-    sql: &str,
-    params: &[&(dyn postgres::types::ToSql + Sync)],
-) -> Result<u64, StoreError> {
-    tx.execute(sql, params).map_err(pg_err)
+#[derive(Debug, Default, Clone, Copy)]
+struct TaskAcc {
+    stamps: Option<(i64, i64)>,
+    obs: i64,
+    child: i64,
+    lateral_out: i64,
+    lateral_in: i64,
+}
+
+/// The fold's context: the transaction, the statement cache and what is
+/// pending for `tasks`.
+pub(crate) struct Cx<'t, 'c> {
+    tx: &'t mut Transaction<'c>,
+    stmts: &'t mut Stmts,
+    pending: Pending,
+}
+
+type Params<'a> = &'a [&'a (dyn ToSql + Sync)];
+
+impl<'t, 'c> Cx<'t, 'c> {
+    /// A context over `tx` using the cache `stmts`.
+    pub(crate) fn new(tx: &'t mut Transaction<'c>, stmts: &'t mut Stmts) -> Cx<'t, 'c> {
+        Cx {
+            tx,
+            stmts,
+            pending: Pending::default(),
+        }
+    }
+
+    /// The transaction (call [`Cx::flush`] first before reading `tasks`).
+    pub(crate) fn tx(&mut self) -> &mut Transaction<'c> {
+        self.tx
+    }
+
+    fn stmt(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
+        if let Some(s) = self.stmts.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = self.tx.prepare(sql)?;
+        self.stmts.insert(sql, s.clone());
+        Ok(s)
+    }
+
+    /// Runs a cached statement; the affected row count.
+    pub(crate) fn exec(
+        &mut self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<u64, postgres::Error> {
+        let st = self.stmt(sql)?;
+        self.tx.execute(&st, params)
+    }
+
+    /// Runs a cached statement returning at most one row.
+    pub(crate) fn opt(
+        &mut self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Option<Row>, postgres::Error> {
+        let st = self.stmt(sql)?;
+        self.tx.query_opt(&st, params)
+    }
+
+    /// Runs a cached statement returning exactly one row.
+    pub(crate) fn one(
+        &mut self,
+        sql: &'static str,
+        params: Params<'_>,
+    ) -> Result<Row, postgres::Error> {
+        let st = self.stmt(sql)?;
+        self.tx.query_one(&st, params)
+    }
+
+    fn acc(&mut self, id: i64) -> &mut TaskAcc {
+        self.pending.tasks.entry(id).or_default()
+    }
+
+    /// Writes what is pending for `tasks` (widened stamps, counter deltas),
+    /// one UPDATE per task, in id order.
+    pub(crate) fn flush(&mut self) -> Result<(), postgres::Error> {
+        let mut tasks: Vec<(i64, TaskAcc)> = self.pending.tasks.drain().collect();
+        tasks.sort_by_key(|(id, _)| *id);
+        self.pending.by_slug.clear();
+        for (id, a) in tasks {
+            let (lo, hi) = match a.stamps {
+                Some((lo, hi)) => (Some(lo), Some(hi)),
+                None => (None, None),
+            };
+            self.exec(
+                "UPDATE tasks SET created_ts = LEAST(created_ts, $2), updated_ts = GREATEST(updated_ts, $3),
+                    obs_count = obs_count + $4, child_count = child_count + $5,
+                    lateral_out = lateral_out + $6, lateral_in = lateral_in + $7
+                 WHERE id = $1",
+                &[&id, &lo, &hi, &a.obs, &a.child, &a.lateral_out, &a.lateral_in],
+            )?;
+        }
+        Ok(())
+    }
+}
+
+type Tx<'a, 't, 'c> = &'a mut Cx<'t, 'c>;
+
+fn exec(cx: Tx<'_, '_, '_>, sql: &'static str, params: Params<'_>) -> Result<u64, StoreError> {
+    cx.exec(sql, params).map_err(pg_err)
 }
 
 /// Folds one event into the projection inside `tx`. A malformed known event
 /// folds to nothing, like an unknown one. Errors: [`StoreError::Postgres`].
-pub(crate) fn fold(tx: Tx<'_, '_>, ev: &FoldInput<'_>) -> Result<(), StoreError> {
+pub(crate) fn fold(tx: Tx<'_, '_, '_>, ev: &FoldInput<'_>) -> Result<(), StoreError> {
     let action = match parse_action(ev.event_type, ev.data) {
         Ok(a) => a,
         Err(_) => return Ok(()),
@@ -120,7 +232,7 @@ pub(crate) fn fold(tx: Tx<'_, '_>, ev: &FoldInput<'_>) -> Result<(), StoreError>
 }
 
 fn set_claim(
-    tx: Tx<'_, '_>,
+    tx: Tx<'_, '_, '_>,
     task: i64,
     claim: Option<(&str, i64)>,
     st: Stamp<'_>,
@@ -138,21 +250,40 @@ fn set_claim(
     Ok(())
 }
 
-fn ensure_task(tx: Tx<'_, '_>, slug: &str, ts: i64) -> Result<i64, StoreError> {
-    let row = tx
-        .query_one(
-            "INSERT INTO tasks(slug, created_ts, updated_ts) VALUES ($1, $2, $2)
-             ON CONFLICT (slug) DO UPDATE SET
-                 created_ts = LEAST(tasks.created_ts, excluded.created_ts),
-                 updated_ts = GREATEST(tasks.updated_ts, excluded.updated_ts)
-             RETURNING id",
-            &[&slug, &ts],
-        )
-        .map_err(pg_err)?;
-    Ok(row.get(0))
+/// The task row of `slug`, inserted when missing; its `created_ts` /
+/// `updated_ts` widen to `ts` at the next [`Cx::flush`].
+fn ensure_task(tx: Tx<'_, '_, '_>, slug: &str, ts: i64) -> Result<i64, StoreError> {
+    let id = match tx.pending.by_slug.get(slug) {
+        Some(id) => *id,
+        None => {
+            let row = tx
+                .one(
+                    "WITH ins AS (
+                         INSERT INTO tasks(slug, created_ts, updated_ts) VALUES ($1, $2, $2)
+                         ON CONFLICT (slug) DO NOTHING RETURNING id)
+                     SELECT id FROM ins UNION ALL SELECT id FROM tasks WHERE slug = $1 LIMIT 1",
+                    &[&slug, &ts],
+                )
+                .map_err(pg_err)?;
+            let id: i64 = row.get(0);
+            tx.pending.by_slug.insert(slug.to_string(), id);
+            id
+        }
+    };
+    let acc = tx.acc(id);
+    acc.stamps = Some(match acc.stamps {
+        Some((lo, hi)) => (lo.min(ts), hi.max(ts)),
+        None => (ts, ts),
+    });
+    Ok(id)
 }
 
-fn set_status(tx: Tx<'_, '_>, task: i64, status: Status, st: Stamp<'_>) -> Result<(), StoreError> {
+fn set_status(
+    tx: Tx<'_, '_, '_>,
+    task: i64,
+    status: Status,
+    st: Stamp<'_>,
+) -> Result<(), StoreError> {
     exec(
         tx,
         "UPDATE tasks SET status = $2, status_ts = $3, status_eid = $4
@@ -162,7 +293,12 @@ fn set_status(tx: Tx<'_, '_>, task: i64, status: Status, st: Stamp<'_>) -> Resul
     Ok(())
 }
 
-fn set_description(tx: Tx<'_, '_>, task: i64, text: &str, st: Stamp<'_>) -> Result<(), StoreError> {
+fn set_description(
+    tx: Tx<'_, '_, '_>,
+    task: i64,
+    text: &str,
+    st: Stamp<'_>,
+) -> Result<(), StoreError> {
     exec(
         tx,
         "UPDATE tasks SET description = $2, description_ts = $3, description_eid = $4
@@ -173,7 +309,7 @@ fn set_description(tx: Tx<'_, '_>, task: i64, text: &str, st: Stamp<'_>) -> Resu
     Ok(())
 }
 
-fn ensure_fold_row(tx: Tx<'_, '_>, task: i64) -> Result<(), StoreError> {
+fn ensure_fold_row(tx: Tx<'_, '_, '_>, task: i64) -> Result<(), StoreError> {
     exec(
         tx,
         "INSERT INTO task_fold(task_id) VALUES ($1) ON CONFLICT DO NOTHING",
@@ -182,7 +318,12 @@ fn ensure_fold_row(tx: Tx<'_, '_>, task: i64) -> Result<(), StoreError> {
     Ok(())
 }
 
-fn set_project(tx: Tx<'_, '_>, task: i64, project: &str, st: Stamp<'_>) -> Result<(), StoreError> {
+fn set_project(
+    tx: Tx<'_, '_, '_>,
+    task: i64,
+    project: &str,
+    st: Stamp<'_>,
+) -> Result<(), StoreError> {
     ensure_fold_row(tx, task)?;
     let won = exec(
         tx,
@@ -201,10 +342,10 @@ fn set_project(tx: Tx<'_, '_>, task: i64, project: &str, st: Stamp<'_>) -> Resul
     Ok(())
 }
 
-fn severed_after(tx: Tx<'_, '_>, a: i64, b: i64, st: Stamp<'_>) -> Result<bool, StoreError> {
+fn severed_after(tx: Tx<'_, '_, '_>, a: i64, b: i64, st: Stamp<'_>) -> Result<bool, StoreError> {
     let (lo, hi) = if a < b { (a, b) } else { (b, a) };
     Ok(tx
-        .query_opt(
+        .opt(
             "SELECT 1 FROM sever_state WHERE lo_id = $1 AND hi_id = $2
              AND (ts > $3 OR (ts = $3 AND eid > $4))",
             &[&lo, &hi, &st.ts, &st.eid],
@@ -215,9 +356,9 @@ fn severed_after(tx: Tx<'_, '_>, a: i64, b: i64, st: Stamp<'_>) -> Result<bool, 
 
 /// Sets `child`'s visible parent pointer to `parent` (or none), moving the
 /// old and new parents' `child_count`.
-fn move_parent(tx: Tx<'_, '_>, child: i64, parent: Option<i64>) -> Result<(), StoreError> {
+fn move_parent(tx: Tx<'_, '_, '_>, child: i64, parent: Option<i64>) -> Result<(), StoreError> {
     let old: Option<i64> = tx
-        .query_one(
+        .one(
             "SELECT parent_task_id FROM tasks WHERE id = $1 FOR UPDATE",
             &[&child],
         )
@@ -232,23 +373,20 @@ fn move_parent(tx: Tx<'_, '_>, child: i64, parent: Option<i64>) -> Result<(), St
         &[&child, &parent],
     )?;
     if let Some(o) = old {
-        exec(
-            tx,
-            "UPDATE tasks SET child_count = child_count - 1 WHERE id = $1",
-            &[&o],
-        )?;
+        tx.acc(o).child -= 1;
     }
     if let Some(p) = parent {
-        exec(
-            tx,
-            "UPDATE tasks SET child_count = child_count + 1 WHERE id = $1",
-            &[&p],
-        )?;
+        tx.acc(p).child += 1;
     }
     Ok(())
 }
 
-fn set_parent(tx: Tx<'_, '_>, child: i64, parent: i64, st: Stamp<'_>) -> Result<(), StoreError> {
+fn set_parent(
+    tx: Tx<'_, '_, '_>,
+    child: i64,
+    parent: i64,
+    st: Stamp<'_>,
+) -> Result<(), StoreError> {
     ensure_fold_row(tx, child)?;
     let won = exec(
         tx,
@@ -272,7 +410,7 @@ fn set_parent(tx: Tx<'_, '_>, child: i64, parent: i64, st: Stamp<'_>) -> Result<
     move_parent(tx, child, visible)
 }
 
-fn sever_parent(tx: Tx<'_, '_>, a: i64, b: i64, st: Stamp<'_>) -> Result<(), StoreError> {
+fn sever_parent(tx: Tx<'_, '_, '_>, a: i64, b: i64, st: Stamp<'_>) -> Result<(), StoreError> {
     let (lo, hi) = if a < b { (a, b) } else { (b, a) };
     exec(
         tx,
@@ -283,7 +421,7 @@ fn sever_parent(tx: Tx<'_, '_>, a: i64, b: i64, st: Stamp<'_>) -> Result<(), Sto
     )?;
     for (side, other) in [(a, b), (b, a)] {
         let hit = tx
-            .query_opt(
+            .opt(
                 "SELECT 1 FROM tasks t
                  WHERE t.id = $1 AND t.parent_task_id IS NOT NULL
                    AND EXISTS (SELECT 1 FROM task_fold f WHERE f.task_id = $1 AND f.parent_target_id = $2)
@@ -299,7 +437,7 @@ fn sever_parent(tx: Tx<'_, '_>, a: i64, b: i64, st: Stamp<'_>) -> Result<(), Sto
 }
 
 fn set_edge(
-    tx: Tx<'_, '_>,
+    tx: Tx<'_, '_, '_>,
     src: i64,
     dst: i64,
     edge: EdgeType,
@@ -321,7 +459,7 @@ fn set_edge(
         // `xmax = 0` only on a fresh insert: an update of an existing edge
         // moves no counter.
         let row = tx
-            .query_one(
+            .one(
                 "INSERT INTO edges(src_id, dst_id, type, tag, created_ts) VALUES ($1, $2, $3, '', $4)
                  ON CONFLICT (src_id, dst_id, type, tag) DO UPDATE SET created_ts = excluded.created_ts
                  RETURNING (xmax = 0)",
@@ -339,21 +477,18 @@ fn set_edge(
         (n > 0, -1i64)
     };
     if changed {
-        exec(
-            tx,
-            "UPDATE tasks SET lateral_out = lateral_out + $2 WHERE id = $1",
-            &[&src, &delta],
-        )?;
-        exec(
-            tx,
-            "UPDATE tasks SET lateral_in = lateral_in + $2 WHERE id = $1",
-            &[&dst, &delta],
-        )?;
+        tx.acc(src).lateral_out += delta;
+        tx.acc(dst).lateral_in += delta;
     }
     Ok(())
 }
 
-fn add_observation(tx: Tx<'_, '_>, task: i64, text: &str, st: Stamp<'_>) -> Result<(), StoreError> {
+fn add_observation(
+    tx: Tx<'_, '_, '_>,
+    task: i64,
+    text: &str,
+    st: Stamp<'_>,
+) -> Result<(), StoreError> {
     let n = exec(
         tx,
         "INSERT INTO observations(event_id, task_id, text, ts) VALUES ($1, $2, $3, $4)
@@ -361,17 +496,13 @@ fn add_observation(tx: Tx<'_, '_>, task: i64, text: &str, st: Stamp<'_>) -> Resu
         &[&st.eid, &task, &text, &st.ts],
     )?;
     if n > 0 {
-        exec(
-            tx,
-            "UPDATE tasks SET obs_count = obs_count + 1 WHERE id = $1",
-            &[&task],
-        )?;
+        tx.acc(task).obs += 1;
     }
     Ok(())
 }
 
 fn set_view(
-    tx: Tx<'_, '_>,
+    tx: Tx<'_, '_, '_>,
     name: &str,
     query: Option<&str>,
     st: Stamp<'_>,

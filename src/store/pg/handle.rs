@@ -9,11 +9,17 @@ use super::schema::{DDL, SCHEMA_VERSION};
 use super::target::PgTarget;
 use crate::store::error::StoreError;
 use crate::store::event::LoggedEvent;
+use crate::store::log::LogLine;
+
+/// Prepared statements by SQL text, kept for the connection's life (one
+/// round trip per statement instead of two).
+pub(crate) type Stmts = std::collections::HashMap<&'static str, postgres::Statement>;
 
 /// One project's store on PostgreSQL: a connection whose `search_path` is
 /// the project's schema. Not `Sync`; open one per thread.
 pub struct PgStore {
     client: RefCell<postgres::Client>,
+    stmts: RefCell<Stmts>,
     target: PgTarget,
 }
 
@@ -87,6 +93,7 @@ impl PgStore {
         tx.commit().map_err(pg_err)?;
         Ok(PgStore {
             client: RefCell::new(client),
+            stmts: RefCell::new(Stmts::new()),
             target: target.clone(),
         })
     }
@@ -100,6 +107,11 @@ impl PgStore {
     /// never; a second borrow while one is held is a bug in the caller.
     pub fn client(&self) -> RefMut<'_, postgres::Client> {
         self.client.borrow_mut()
+    }
+
+    /// The connection's prepared-statement cache (the fold's).
+    pub(crate) fn stmts(&self) -> RefMut<'_, Stmts> {
+        self.stmts.borrow_mut()
     }
 
     /// The number of events in the log. Errors: [`StoreError::Postgres`].
@@ -133,6 +145,33 @@ impl PgStore {
                 session_id: r.get(5),
                 prev_session_id: r.get(6),
                 data: serde_json::from_str(r.get(7)).unwrap_or(serde_json::Value::Null),
+            })
+            .collect())
+    }
+
+    /// Every event as its log line (the stored columns verbatim), in
+    /// arrival order: what `cairn export --logs` writes. Errors:
+    /// [`StoreError::Postgres`].
+    pub fn log_lines(&self) -> Result<Vec<LogLine>, StoreError> {
+        let rows = self
+            .client()
+            .query(
+                "SELECT event_id, event_key, task_id, type, ts, session_id, prev_session_id, data
+                 FROM events ORDER BY seq",
+                &[],
+            )
+            .map_err(pg_err)?;
+        Ok(rows
+            .iter()
+            .map(|r| LogLine {
+                event_id: r.get(0),
+                event_key: r.get(1),
+                task_id: r.get(2),
+                event_type: r.get(3),
+                ts: r.get(4),
+                session_id: r.get(5),
+                prev_session_id: r.get(6),
+                data: r.get(7),
             })
             .collect())
     }

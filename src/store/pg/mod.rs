@@ -23,4 +23,3 @@ pub mod write;
 pub use handle::PgStore;
 pub use push::{PushReport, source_events};
 pub use target::{PgTarget, SslMode, is_pg_url, redact};
-pub use write::RawEvent;

@@ -5,13 +5,13 @@
 //! target once at the end. The caller compares digests.
 
 use super::handle::PgStore;
-use super::write::{RawEvent, insert_and_fold};
+use super::write::insert_and_fold_batch;
 use crate::store::error::StoreError;
-use crate::store::event::types;
 use crate::store::handle::Store;
+use crate::store::log::LogLine;
 
 /// Events per transaction.
-pub const PUSH_BATCH: usize = 2000;
+pub const PUSH_BATCH: usize = 5000;
 
 /// What a push did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,13 +24,13 @@ pub struct PushReport {
 
 /// Every event of the SQLite store `source`, in arrival (`seq`) order, as
 /// stored. Errors: [`StoreError::Sqlite`].
-pub fn source_events(source: &Store) -> Result<Vec<RawEvent>, StoreError> {
+pub fn source_events(source: &Store) -> Result<Vec<LogLine>, StoreError> {
     let mut stmt = source.conn().prepare(
         "SELECT event_id, event_key, task_id, type, ts, session_id, prev_session_id, data
          FROM events ORDER BY seq",
     )?;
     let rows = stmt.query_map([], |r| {
-        Ok(RawEvent {
+        Ok(LogLine {
             event_id: r.get(0)?,
             event_key: r.get(1)?,
             task_id: r.get(2)?,
@@ -52,24 +52,15 @@ impl PgStore {
     /// already committed stay: pushing again resumes).
     pub fn push(
         &self,
-        events: &[RawEvent],
+        events: &[LogLine],
         mut progress: impl FnMut(usize, usize),
     ) -> Result<PushReport, StoreError> {
         let mut added = 0;
         let mut split = false;
         for (i, batch) in events.chunks(PUSH_BATCH).enumerate() {
-            added += self.write_tx(|tx| {
-                let mut n = 0;
-                for raw in batch {
-                    let data: serde_json::Value =
-                        serde_json::from_str(&raw.data).unwrap_or(serde_json::Value::Null);
-                    if insert_and_fold(tx, raw, &data)?.is_some() {
-                        n += 1;
-                        split |= raw.event_type == types::SPLIT;
-                    }
-                }
-                Ok(n)
-            })?;
+            let (n, s) = self.write_tx(|cx| insert_and_fold_batch(cx, batch))?;
+            added += n;
+            split |= s;
             progress(
                 (i * PUSH_BATCH + batch.len()).min(events.len()),
                 events.len(),

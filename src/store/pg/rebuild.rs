@@ -13,7 +13,7 @@ use postgres::types::Type;
 use sha2::{Digest, Sha256};
 
 use super::connect::pg_err;
-use super::fold::fold;
+use super::fold::{Cx, fold};
 use super::handle::PgStore;
 use super::write::{TxError, tx_err};
 use crate::store::error::StoreError;
@@ -53,22 +53,25 @@ pub(crate) fn digest_in(tx: &mut Transaction<'_>) -> Result<String, StoreError> 
 
 /// Empties the projection and folds every event again, in `(ts, event_id)`
 /// order, inside `tx`. Returns how many events were folded.
-pub(crate) fn refold_in(tx: &mut Transaction<'_>) -> Result<usize, TxError> {
-    tx.batch_execute(
-        "DELETE FROM observations; DELETE FROM handoffs; DELETE FROM task_metadata;
+pub(crate) fn refold_in(cx: &mut Cx<'_, '_>) -> Result<usize, TxError> {
+    cx.tx()
+        .batch_execute(
+            "DELETE FROM observations; DELETE FROM handoffs; DELETE FROM task_metadata;
          DELETE FROM edges; DELETE FROM edge_state; DELETE FROM sever_state;
          DELETE FROM task_fold; DELETE FROM named_views; DELETE FROM view_state;
          UPDATE tasks SET parent_task_id = NULL; DELETE FROM tasks;",
-    )
-    .map_err(tx_err)?;
-    let splits = tx
+        )
+        .map_err(tx_err)?;
+    let splits = cx
+        .tx()
         .query(
             "SELECT task_id, data FROM events WHERE type = $1 ORDER BY ts, event_id",
             &[&types::SPLIT],
         )
         .map_err(tx_err)?;
     let remap = Remap::from_splits(splits.iter().map(|r| (r.get(0), r.get(1))));
-    let rows = tx
+    let rows = cx
+        .tx()
         .query(
             "SELECT event_id, task_id, type, ts, data, event_key FROM events ORDER BY ts, event_id",
             &[],
@@ -92,7 +95,7 @@ pub(crate) fn refold_in(tx: &mut Transaction<'_>) -> Result<usize, TxError> {
             None => (task_id, &data),
         };
         fold(
-            tx,
+            cx,
             &FoldInput {
                 event_id,
                 task_id,
@@ -103,6 +106,7 @@ pub(crate) fn refold_in(tx: &mut Transaction<'_>) -> Result<usize, TxError> {
         )?;
         n += 1;
     }
+    cx.flush().map_err(tx_err)?;
     Ok(n)
 }
 
@@ -134,13 +138,14 @@ impl PgStore {
     /// the store. Errors: [`StoreError::Postgres`].
     pub fn verify(&self) -> Result<Verification, StoreError> {
         let mut client = self.client();
+        let mut stmts = self.stmts();
         let mut tx = client
             .build_transaction()
             .isolation_level(postgres::IsolationLevel::RepeatableRead)
             .start()
             .map_err(pg_err)?;
         let before = digest_in(&mut tx)?;
-        match refold_in(&mut tx) {
+        match refold_in(&mut Cx::new(&mut tx, &mut stmts)) {
             Ok(_) => {}
             Err(TxError::Fail(e)) => return Err(e),
             Err(TxError::Retry) => {

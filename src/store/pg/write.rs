@@ -11,41 +11,21 @@
 //! else is retried inside, at most [`WRITE_ATTEMPTS`] times, then reported
 //! as a sentence.
 
-use postgres::Transaction;
 use serde_json::Value;
 
 use super::connect::pg_err;
-use super::fold::fold;
+use super::fold::{Cx, fold};
 use super::handle::PgStore;
 use crate::store::error::StoreError;
 use crate::store::event::{NewEvent, canonical_json, event_key, new_event_id, types};
 use crate::store::fold::FoldInput;
+use crate::store::log::LogLine;
+use crate::store::log::append::check_loggable;
 use crate::store::write::{REPEAT_FIELD, WriteReport, validate};
 
 /// How many times a write transaction is tried when PostgreSQL reports a
 /// serialization failure or a deadlock.
 pub const WRITE_ATTEMPTS: u32 = 5;
-
-/// One event as the log holds it: the columns of `events` without `seq`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RawEvent {
-    /// The ULID.
-    pub event_id: String,
-    /// The content key (64 hex).
-    pub event_key: String,
-    /// The subject slug.
-    pub task_id: String,
-    /// The event type.
-    pub event_type: String,
-    /// Unix seconds.
-    pub ts: i64,
-    /// The writing session.
-    pub session_id: String,
-    /// The previous distinct session of the subject.
-    pub prev_session_id: Option<String>,
-    /// The payload, canonical JSON text.
-    pub data: String,
-}
 
 /// True for SQLSTATE 40001 (serialization failure) and 40P01 (deadlock).
 fn retryable(e: &postgres::Error) -> bool {
@@ -83,10 +63,11 @@ impl PgStore {
     /// retried [`WRITE_ATTEMPTS`] times.
     pub(crate) fn write_tx<T>(
         &self,
-        mut body: impl FnMut(&mut Transaction<'_>) -> Result<T, TxError>,
+        mut body: impl FnMut(&mut Cx<'_, '_>) -> Result<T, TxError>,
     ) -> Result<T, StoreError> {
         let schema = self.target().schema.clone();
         let mut client = self.client();
+        let mut stmts = self.stmts();
         for attempt in 0..WRITE_ATTEMPTS {
             let mut tx = client.transaction().map_err(pg_err)?;
             let locked = tx.execute(
@@ -94,7 +75,10 @@ impl PgStore {
                 &[&schema],
             );
             let result = match locked {
-                Ok(_) => body(&mut tx),
+                Ok(_) => {
+                    let mut cx = Cx::new(&mut tx, &mut stmts);
+                    body(&mut cx).and_then(|v| cx.flush().map(|()| v).map_err(tx_err))
+                }
                 Err(e) => Err(tx_err(e)),
             };
             match result {
@@ -134,7 +118,7 @@ impl PgStore {
                     continue;
                 };
                 let prev = prev_session(tx, &ev.task_id, &ev.session_id)?;
-                let raw = RawEvent {
+                let line = LogLine {
                     event_id: new_event_id(),
                     event_key: key,
                     task_id: ev.task_id.clone(),
@@ -144,7 +128,11 @@ impl PgStore {
                     prev_session_id: prev,
                     data,
                 };
-                if let Some(seq) = insert_and_fold(tx, &raw, &ev.data)? {
+                // The database is the durable record here, but `cairn
+                // export --logs` must be able to write every event: the
+                // same line limit as SQLite's logs, checked before commit.
+                check_loggable(None, &[(0, line.clone())])?;
+                if let Some(seq) = insert_and_fold(tx, &line, &ev.data)? {
                     seqs.push(seq);
                 }
             }
@@ -155,13 +143,9 @@ impl PgStore {
 }
 
 /// The previous distinct session of `task` for an event by `session`.
-fn prev_session(
-    tx: &mut Transaction<'_>,
-    task: &str,
-    session: &str,
-) -> Result<Option<String>, TxError> {
+fn prev_session(tx: &mut Cx<'_, '_>, task: &str, session: &str) -> Result<Option<String>, TxError> {
     let last = tx
-        .query_opt(
+        .opt(
             "SELECT session_id, prev_session_id FROM events WHERE task_id = $1
              ORDER BY seq DESC LIMIT 1",
             &[&task],
@@ -180,11 +164,11 @@ fn prev_session(
 /// exists), its canonical data and key; `None` when it repeats the
 /// subject's newest event.
 fn resolve_repeat(
-    tx: &mut Transaction<'_>,
+    tx: &mut Cx<'_, '_>,
     ev: &NewEvent,
 ) -> Result<Option<(NewEvent, String, String)>, TxError> {
     let newest: Option<i64> = tx
-        .query_one(
+        .one(
             "SELECT max(seq) FROM events WHERE task_id = $1",
             &[&ev.task_id],
         )
@@ -202,7 +186,7 @@ fn resolve_repeat(
             &data,
         );
         let existing: Option<i64> = tx
-            .query_opt("SELECT seq FROM events WHERE event_key = $1", &[&key])
+            .opt("SELECT seq FROM events WHERE event_key = $1", &[&key])
             .map_err(tx_err)?
             .map(|r| r.get(0));
         match existing {
@@ -227,16 +211,70 @@ fn resolve_repeat(
     }
 }
 
+/// Inserts the `lines` this store lacks (by event id or content key) in ONE
+/// statement, in the order given, and folds each inserted one. Returns how
+/// many were inserted, and whether a `task.split` was among them.
+pub(crate) fn insert_and_fold_batch(
+    cx: &mut Cx<'_, '_>,
+    lines: &[LogLine],
+) -> Result<(usize, bool), TxError> {
+    let col = |f: fn(&LogLine) -> String| lines.iter().map(f).collect::<Vec<String>>();
+    let ids = col(|l| l.event_id.clone());
+    let keys = col(|l| l.event_key.clone());
+    let tasks = col(|l| l.task_id.clone());
+    let kinds = col(|l| l.event_type.clone());
+    let sessions = col(|l| l.session_id.clone());
+    let data = col(|l| l.data.clone());
+    let ts: Vec<i64> = lines.iter().map(|l| l.ts).collect();
+    let prev: Vec<Option<String>> = lines.iter().map(|l| l.prev_session_id.clone()).collect();
+    let rows = cx
+        .tx()
+        .query(
+            "INSERT INTO events(event_id, event_key, task_id, type, ts, session_id, prev_session_id, data)
+             SELECT u.i, u.k, u.t, u.y, u.s, u.se, u.p, u.d
+             FROM UNNEST($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[], $8::text[])
+                  WITH ORDINALITY AS u(i, k, t, y, s, se, p, d, n)
+             ORDER BY u.n
+             ON CONFLICT DO NOTHING RETURNING event_id",
+            &[&ids, &keys, &tasks, &kinds, &ts, &sessions, &prev, &data],
+        )
+        .map_err(tx_err)?;
+    let added: std::collections::HashSet<String> = rows.iter().map(|r| r.get(0)).collect();
+    let mut split = false;
+    for l in lines.iter().filter(|l| added.contains(&l.event_id)) {
+        let value: Value = serde_json::from_str(&l.data).unwrap_or(Value::Null);
+        split |= l.event_type == types::SPLIT;
+        fold(
+            cx,
+            &FoldInput {
+                event_id: &l.event_id,
+                task_id: &l.task_id,
+                event_type: &l.event_type,
+                ts: l.ts,
+                data: &value,
+            },
+        )?;
+    }
+    if split {
+        cx.exec(
+            "INSERT INTO schema_meta(key, value) VALUES ($1, '1') ON CONFLICT DO NOTHING",
+            &[&crate::store::split::SPLITS_MARK],
+        )
+        .map_err(tx_err)?;
+    }
+    Ok((added.len(), split))
+}
+
 /// Inserts `raw` (skipped when its event id or content key is already
 /// there) and folds it with payload `data`. Returns its `seq`, or `None`
 /// when skipped. A `task.split` is appended but folds only in a refold.
 pub(crate) fn insert_and_fold(
-    tx: &mut Transaction<'_>,
-    raw: &RawEvent,
+    tx: &mut Cx<'_, '_>,
+    raw: &LogLine,
     data: &Value,
 ) -> Result<Option<i64>, TxError> {
     let row = tx
-        .query_opt(
+        .opt(
             "INSERT INTO events(event_id, event_key, task_id, type, ts, session_id, prev_session_id, data)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
              ON CONFLICT DO NOTHING RETURNING seq",
@@ -256,7 +294,7 @@ pub(crate) fn insert_and_fold(
         return Ok(None);
     };
     if raw.event_type == types::SPLIT {
-        tx.execute(
+        tx.exec(
             "INSERT INTO schema_meta(key, value) VALUES ($1, '1') ON CONFLICT DO NOTHING",
             &[&crate::store::split::SPLITS_MARK],
         )
