@@ -84,10 +84,28 @@ fn run_as(bin: &Path, args: &[&str]) -> Result<(), String> {
 }
 
 fn start() -> Result<Cluster, String> {
+    start_in("main", None)
+}
+
+/// A TLS listener for [`start_tls`]: the TCP port, the server's PEM
+/// certificate and key files (readable by `postgres`).
+pub struct Tls {
+    pub port: u16,
+    pub cert: PathBuf,
+    pub key: PathBuf,
+}
+
+/// A second cluster of this test process, named `name`, that also listens
+/// on 127.0.0.1:`tls.port` with TLS only (`hostssl`, trust).
+pub fn start_tls(name: &str, tls: &Tls) -> Result<Cluster, String> {
+    start_in(name, Some(tls))
+}
+
+fn start_in(name: &str, tls: Option<&Tls>) -> Result<Cluster, String> {
     let bin = bin_dir().ok_or(
         "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (apt-get install postgresql)",
     )?;
-    let dir = std::env::temp_dir().join(format!("cairn-pg-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("cairn-pg-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     if is_root() {
@@ -118,14 +136,24 @@ fn start() -> Result<Cluster, String> {
     )?;
     // One role must give a password (scram), so tests can show that a
     // wrong one is refused without being printed; everyone else is trusted.
-    std::fs::write(
-        format!("{data}/pg_hba.conf"),
-        format!("local all {PW_USER} scram-sha-256\nlocal all all trust\n"),
-    )
-    .map_err(|e| format!("cannot write pg_hba.conf: {e}"))?;
-    let opts = format!(
-        "-k {d} -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+    let mut hba = format!("local all {PW_USER} scram-sha-256\nlocal all all trust\n");
+    let mut opts = format!(
+        "-k {d} -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
     );
+    match tls {
+        None => opts.push_str(" -c listen_addresses=''"),
+        Some(t) => {
+            hba.push_str("hostssl all all 127.0.0.1/32 trust\n");
+            opts.push_str(&format!(
+                " -c listen_addresses=127.0.0.1 -c port={} -c ssl=on -c ssl_cert_file={} -c ssl_key_file={}",
+                t.port,
+                t.cert.display(),
+                t.key.display()
+            ));
+        }
+    }
+    std::fs::write(format!("{data}/pg_hba.conf"), hba)
+        .map_err(|e| format!("cannot write pg_hba.conf: {e}"))?;
     run_as(
         &bin.join("pg_ctl"),
         &[
@@ -160,12 +188,17 @@ fn start() -> Result<Cluster, String> {
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start the cluster watcher: {e}"))?;
-    let base = format!("postgres://cairn@/postgres?host={d}");
+    let port = tls.map_or(5432, |t| t.port);
+    let base = if tls.is_some() {
+        format!("postgres://cairn@/postgres?host={d}&port={port}")
+    } else {
+        format!("postgres://cairn@/postgres?host={d}")
+    };
     let mut c = postgres::Client::connect(
-        &format!("host={d} user=cairn dbname=postgres"),
+        &format!("host={d} port={port} user=cairn dbname=postgres"),
         postgres::NoTls,
     )
-    .map_err(|e| format!("cannot connect to the test cluster: {e}"))?;
+    .map_err(|e| format!("cannot connect to the test cluster: {e:?}"))?;
     c.batch_execute(&format!(
         "CREATE ROLE {PW_USER} LOGIN SUPERUSER PASSWORD '{PW_RIGHT}'"
     ))
