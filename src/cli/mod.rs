@@ -56,7 +56,11 @@ Agents reach it over MCP (`cairn serve`); people query it with TQ.",
 cairn add \"tune search ranking\"             a task (the first one becomes current)\n  \
 cairn add \"tokenizer fix\" --under SLUG      a phase of SLUG\n  \
 cairn ls --tree                             the open work as a tree\n  \
-cairn ready                                 what can be done next in the current plan\n  \
+cairn ready                                 what can be started now, in the whole project\n  \
+cairn claim                                 claim the first ready task (it becomes current)\n  \
+cairn note \"splitting on - breaks lookups\"  record what you learn on the current task\n  \
+cairn dep add SLUG --on OTHER               SLUG waits until OTHER is done\n  \
+cairn edit SLUG -d \"new description\"        change a name, description or metadata\n  \
 cairn done SLUG                             mark it completed\n  \
 cairn query '(-> (active) (:ids))'          list the active tasks' slugs\n  \
 cairn query --format json '(-> (all) (:count))'\n  \

@@ -25,32 +25,7 @@ use crate::tq::engine::Engine;
 use crate::tq::json::run_json;
 
 /// The statuses `cairn ls --status` takes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum StatusArg {
-    /// open
-    Open,
-    /// active
-    Active,
-    /// blocked
-    Blocked,
-    /// completed
-    Completed,
-    /// abandoned
-    Abandoned,
-}
-
-impl StatusArg {
-    /// The status as the store spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StatusArg::Open => "open",
-            StatusArg::Active => "active",
-            StatusArg::Blocked => "blocked",
-            StatusArg::Completed => "completed",
-            StatusArg::Abandoned => "abandoned",
-        }
-    }
-}
+pub const STATUSES: [&str; 5] = ["open", "active", "blocked", "completed", "abandoned"];
 
 /// How many rows `cairn ls` prints when `--limit` is not given (text only;
 /// `--json` gives every task unless `--limit` is given).
@@ -67,8 +42,8 @@ pub struct LsArgs {
     #[arg(long, conflicts_with = "status")]
     pub dormant: bool,
     /// Only tasks with this status (repeatable, or a comma list).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "STATUS")]
-    pub status: Vec<StatusArg>,
+    #[arg(long, value_delimiter = ',', value_name = "STATUS", value_parser = STATUSES)]
+    pub status: Vec<String>,
     /// Only the phases below SLUG (its phase-of descendants).
     #[arg(long, value_name = "SLUG")]
     pub under: Option<String>,
@@ -202,7 +177,7 @@ pub fn ls_query(a: &LsArgs) -> Result<String, String> {
         let alts: Vec<String> = a
             .status
             .iter()
-            .map(|s| format!("(= :status \"{}\")", s.as_str()))
+            .map(|s| format!("(= :status {})", tq_string(s)))
             .collect();
         ("(all)", Some(format!("(:where (or {}))", alts.join(" "))))
     } else if a.all {
@@ -578,7 +553,7 @@ mod tests {
             r#"(-> (all) (:where (= :slug "x\"y")) (:closure :phase-of) (:intersect (dormant)) (:sort :created-ts :asc))"#
         );
         let b = LsArgs {
-            status: vec![StatusArg::Blocked, StatusArg::Open],
+            status: vec!["blocked".into(), "open".into()],
             filters: vec!["priority=high".into(), "obs-count=2".into()],
             mine: true,
             claimed: true,
