@@ -175,7 +175,9 @@ pub(super) fn serve_cmd(
     // The stdio session is named as the verbs' agent is: --as, else
     // CAIRN_AGENT (issue 27: it was ignored here), else the client's name.
     let agent = agent.or_else(super::identity::env_agent);
+    let scratch = loc.rule == location::Rule::GlobalScratch;
     serve(ServeOptions {
+        scratch,
         db: loc.db,
         root: loc.project,
         grants,
