@@ -1,6 +1,7 @@
 //! `cairn init` for each client (issue 12): the file lands where the
-//! client reads it, parses in the client's format with the exact keys, is
-//! never overwritten without `--force`; plus `cairn completions` for bash,
+//! client reads it, parses in the client's format with the exact keys, and
+//! an existing one gets `cairn` merged in, keeping every other entry (issue
+//! 27); plus `--agents-md`, `cairn completions` for bash,
 //! zsh and fish and `cairn man`.
 
 use std::path::Path;
@@ -98,34 +99,145 @@ fn codex_writes_toml() {
     assert_eq!(cairn["args"].as_array().unwrap().len(), 1);
 }
 
+/// An existing file gets `cairn` merged in; every other byte is kept
+/// (issue 27: it used to be refused).
 #[test]
-fn an_existing_file_is_kept_without_force() {
+fn an_existing_file_gets_cairn_merged_and_keeps_the_rest() {
     let dir = repo();
-    std::fs::write(dir.path().join(".mcp.json"), "{\"mine\": true}\n").unwrap();
+    let before = "{\n    \"mcpServers\": {\n        \"github\": {\"command\": \"gh-mcp\",   \"args\": [\"--x\"]}\n    },\n    \"other\": [1, 2]\n}\n";
+    std::fs::write(dir.path().join(".mcp.json"), before).unwrap();
+    let out = cairn(dir.path(), &["init"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let after = std::fs::read_to_string(dir.path().join(".mcp.json")).unwrap();
+    // The other server's entry, byte for byte, and everything after it.
+    let github = "        \"github\": {\"command\": \"gh-mcp\",   \"args\": [\"--x\"]}";
+    assert!(
+        after.starts_with(&format!("{{\n    \"mcpServers\": {{\n{github},\n")),
+        "{after}"
+    );
+    assert!(
+        after.ends_with("\n    },\n    \"other\": [1, 2]\n}\n"),
+        "{after}"
+    );
+    let v: serde_json::Value = serde_json::from_str(&after).unwrap();
+    assert_eq!(keys(&v["mcpServers"]), ["cairn", "github"]);
+    assert_eq!(v["mcpServers"]["cairn"]["command"], "cairn");
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "store: .cairn/cairn.db\nmerged cairn into .mcp.json (Claude Code):\n{}\n",
+            after.trim_end()
+        )
+    );
+    // A second init changes nothing.
+    let out = cairn(dir.path(), &["init"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        text(&out.stdout),
+        "store: .cairn/cairn.db\n.mcp.json (Claude Code) already has the cairn server; nothing changed.\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".mcp.json")).unwrap(),
+        after
+    );
+}
+
+/// A file that does not parse is refused with a sentence; nothing changes
+/// and no store is created. A different `cairn` entry needs --force.
+#[test]
+fn a_malformed_file_is_refused_and_nothing_changes() {
+    let dir = repo();
+    let bad = "{\"mcpServers\": {\"github\": }\n";
+    std::fs::write(dir.path().join(".mcp.json"), bad).unwrap();
     let out = cairn(dir.path(), &["init"]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         text(&out.stderr),
-        ".mcp.json already exists; cairn init leaves it as it is (--force overwrites it).\n"
+        ".mcp.json is not valid JSON (expected value at line 1 column 27); cairn init leaves it as it is.\n"
     );
     assert!(out.stdout.is_empty());
     assert_eq!(
         std::fs::read_to_string(dir.path().join(".mcp.json")).unwrap(),
-        "{\"mine\": true}\n"
+        bad
     );
-    // Nothing else was created either.
+    assert!(!dir.path().join(".cairn").exists());
+
+    let theirs =
+        "{\"mcpServers\": {\"cairn\": {\"command\": \"/opt/cairn\", \"args\": [\"serve\"]}}}\n";
+    std::fs::write(dir.path().join(".mcp.json"), theirs).unwrap();
+    let out = cairn(dir.path(), &["init"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        ".mcp.json already has a different cairn server; cairn init leaves it as it is (--force replaces that entry, keeping the others).\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".mcp.json")).unwrap(),
+        theirs
+    );
     assert!(!dir.path().join(".cairn").exists());
     let out = cairn(dir.path(), &["init", "--force"]);
-    assert_eq!(out.status.code(), Some(0));
-    assert!(
-        text(&out.stdout)
-            .starts_with("store: .cairn/cairn.db\noverwrote .mcp.json (Claude Code):\n")
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(".mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(v["mcpServers"]["cairn"]["command"], "cairn");
+}
+
+/// Codex's TOML keeps its other tables and comments (toml_edit); a
+/// malformed one is refused.
+#[test]
+fn codex_toml_is_merged() {
+    let dir = repo();
+    std::fs::create_dir(dir.path().join(".codex")).unwrap();
+    let before =
+        "# my settings\nmodel = \"o3\"\n\n[mcp_servers.docs]\ncommand = \"docs-mcp\" # keep me\n";
+    std::fs::write(dir.path().join(".codex/config.toml"), before).unwrap();
+    let out = cairn(dir.path(), &["init", "--client", "codex"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let after = std::fs::read_to_string(dir.path().join(".codex/config.toml")).unwrap();
+    assert_eq!(
+        after,
+        format!("{before}\n[mcp_servers.cairn]\ncommand = \"cairn\"\nargs = [\"serve\"]\n")
     );
+    std::fs::write(dir.path().join(".codex/config.toml"), "model = \n").unwrap();
+    let out = cairn(dir.path(), &["init", "--client", "codex"]);
+    assert_eq!(out.status.code(), Some(1));
     assert!(
-        std::fs::read_to_string(dir.path().join(".mcp.json"))
-            .unwrap()
-            .contains("\"mcpServers\"")
+        text(&out.stderr).starts_with(".codex/config.toml is not valid TOML ("),
+        "{}",
+        text(&out.stderr)
     );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".codex/config.toml")).unwrap(),
+        "model = \n"
+    );
+}
+
+/// `--agents-md` adds the section once, to AGENTS.md, or to CLAUDE.md when
+/// only that exists.
+#[test]
+fn agents_md_gets_a_short_section_once() {
+    let dir = repo();
+    std::fs::write(dir.path().join("CLAUDE.md"), "# Rules\n\nBe kind.\n").unwrap();
+    let out = cairn(dir.path(), &["init", "--agents-md"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).ends_with("\nadded the cairn section to CLAUDE.md.\n"));
+    let md = std::fs::read_to_string(dir.path().join("CLAUDE.md")).unwrap();
+    assert!(
+        md.starts_with("# Rules\n\nBe kind.\n\n## Task graph: cairn\n"),
+        "{md}"
+    );
+    for word in ["task_bootstrap", "observe", "cairn ready", "claim"] {
+        assert!(md.contains(word), "{word}");
+    }
+    let out = cairn(dir.path(), &["init", "--agents-md"]);
+    assert!(text(&out.stdout).ends_with("\nCLAUDE.md already has the cairn section.\n"));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("CLAUDE.md")).unwrap(),
+        md
+    );
+    assert!(!dir.path().join("AGENTS.md").exists());
 }
 
 #[test]

@@ -45,6 +45,28 @@ pub fn current_path(store_path: &Path) -> PathBuf {
     store_path.with_file_name(name)
 }
 
+/// The current task remembered next to the store at `db`, if any.
+pub fn load_current(db: &Path) -> Option<String> {
+    std::fs::read_to_string(current_path(db))
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// Remembers `current` as the current task next to the store at `db`
+/// (removes the file for `None`). Errors: the file cannot be written.
+pub fn store_current(db: &Path, current: Option<&str>) -> anyhow::Result<()> {
+    let path = current_path(db);
+    match current {
+        Some(slug) => std::fs::write(&path, format!("{slug}\n"))
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+    Ok(())
+}
+
 /// The line a read command prints on stderr (prefixed `cairn: `) when the
 /// store at `db` was opened as `state`: `None` for [`ReadOpen::Current`];
 /// for [`ReadOpen::Busy`] `another process is writing; showing what is
@@ -115,10 +137,7 @@ impl Cx {
     }
 
     fn with(store: Store, loc: Location) -> Cx {
-        let loaded = std::fs::read_to_string(current_path(&loc.db))
-            .ok()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty());
+        let loaded = load_current(&loc.db);
         let mut session = crate::cli::identity::session();
         session.current = loaded.clone();
         Cx {
@@ -155,14 +174,7 @@ impl Cx {
         if self.session.current == self.loaded {
             return Ok(());
         }
-        let path = current_path(&self.db);
-        match &self.session.current {
-            Some(slug) => std::fs::write(&path, format!("{slug}\n"))
-                .with_context(|| format!("cannot write {}", path.display()))?,
-            None => {
-                let _ = std::fs::remove_file(&path);
-            }
-        }
+        store_current(&self.db, self.session.current.as_deref())?;
         self.loaded = self.session.current.clone();
         Ok(())
     }

@@ -38,14 +38,28 @@ pub fn flag() -> Option<String> {
     FLAG.get().cloned()
 }
 
-/// Checks `CAIRN_AGENT` when it is set and `--as` is not: the error
+/// `CAIRN_AGENT` as set: `None` when unset or empty (`CAIRN_AGENT=` counts
+/// as unset, issue 27), else its raw value.
+fn env_raw() -> Option<std::ffi::OsString> {
+    std::env::var_os(AGENT_ENV).filter(|v| !v.is_empty())
+}
+
+/// The agent `CAIRN_AGENT` names, when it is set, not empty and a valid
+/// name (checked by [`check_env`] before any command runs).
+pub fn env_agent() -> Option<String> {
+    env_raw()
+        .and_then(|v| v.into_string().ok())
+        .and_then(|v| parse_agent(&v).ok())
+}
+
+/// Checks `CAIRN_AGENT` when it is set (not empty) and `--as` is not: the error
 /// sentence `CAIRN_AGENT: an agent name needs 1 to 64 characters and no
 /// control characters.` (so a bad name never falls back to `USER@HOST`).
 pub fn check_env() -> Result<(), String> {
     if FLAG.get().is_some() {
         return Ok(());
     }
-    match std::env::var_os(AGENT_ENV) {
+    match env_raw() {
         None => Ok(()),
         Some(v) => match v.to_str() {
             Some(s) => parse_agent(s)
@@ -59,17 +73,14 @@ pub fn check_env() -> Result<(), String> {
 }
 
 /// The agent name: `--as`, else `CAIRN_AGENT` (checked by [`check_env`]
-/// before any command runs), else `USER@HOST`
+/// before any command runs; empty counts as unset), else `USER@HOST`
 /// (`USER` or `LOGNAME`, else `user`; the host from `HOSTNAME` or
 /// `/etc/hostname`, else `localhost`).
 pub fn agent() -> String {
     if let Some(n) = FLAG.get() {
         return n.clone();
     }
-    if let Some(n) = std::env::var(AGENT_ENV)
-        .ok()
-        .and_then(|v| parse_agent(&v).ok())
-    {
+    if let Some(n) = env_agent() {
         return n;
     }
     let user = ["USER", "LOGNAME"]

@@ -1,9 +1,13 @@
-//! `cairn init [--client claude|cursor|vscode|codex] [--force]` (issue 12;
-//! docs/cli.md "cairn init"): creates the project's store (`.cairn/`) and
-//! writes the MCP configuration file the client reads, in that client's own
-//! format and place, with serde (JSON) or toml — never by string pasting.
-//! An existing file is left alone unless `--force`; nothing is written
-//! through a symbolic link (the file or a folder on its way).
+//! `cairn init [--client claude|cursor|vscode|codex] [--force]
+//! [--agents-md]` (issues 12 and 27; docs/cli.md "cairn init"): creates the
+//! project's store (`.cairn/`) and writes the MCP configuration file the
+//! client reads, in that client's own format and place, with serde (JSON)
+//! or toml. An existing file gets the `cairn` server merged in, every other
+//! entry kept byte for byte (`merge`); a different `cairn` entry is
+//! replaced only with `--force`; a file that does not parse is refused and
+//! nothing is changed. Nothing is written through a symbolic link (the file
+//! or a folder on its way). `--agents-md` adds a short section on cairn to
+//! `AGENTS.md` (or `CLAUDE.md`).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -50,18 +54,30 @@ impl Client {
         }
     }
 
+    /// The key the client keeps its servers under (JSON clients).
+    pub fn servers_key(self) -> &'static str {
+        match self {
+            Client::Vscode => "servers",
+            _ => "mcpServers",
+        }
+    }
+
+    /// The `cairn` server entry of a JSON client's file.
+    pub fn server_json(self) -> serde_json::Value {
+        match self {
+            Client::Vscode => json!({ "type": "stdio", "command": "cairn", "args": ["serve"] }),
+            _ => json!({ "command": "cairn", "args": ["serve"] }),
+        }
+    }
+
     /// The file's text: the `cairn` server started as `cairn serve` (the
     /// client starts it in the project directory, which selects the store).
     /// Errors: serialisation (not expected).
     pub fn config(self) -> anyhow::Result<String> {
-        let server = json!({ "command": "cairn", "args": ["serve"] });
         let text = match self {
-            Client::Claude | Client::Cursor => {
-                serde_json::to_string_pretty(&json!({ "mcpServers": { "cairn": server } }))?
-            }
-            Client::Vscode => serde_json::to_string_pretty(&json!({
-                "servers": { "cairn": { "type": "stdio", "command": "cairn", "args": ["serve"] } }
-            }))?,
+            Client::Claude | Client::Cursor | Client::Vscode => serde_json::to_string_pretty(
+                &json!({ self.servers_key(): { "cairn": self.server_json() } }),
+            )?,
             Client::Codex => {
                 let config = CodexConfig {
                     mcp_servers: CodexServers {
@@ -101,9 +117,14 @@ pub struct InitArgs {
     /// The MCP client to configure.
     #[arg(long, value_enum, default_value_t = Client::Claude)]
     pub client: Client,
-    /// Overwrite the client's configuration file if it exists.
+    /// Replace a different `cairn` entry in the client's configuration file
+    /// (the other servers are always kept).
     #[arg(long)]
     pub force: bool,
+    /// Also add a short section on using cairn to AGENTS.md (or CLAUDE.md
+    /// when only that exists), once.
+    #[arg(long)]
+    pub agents_md: bool,
 }
 
 /// The project root `init` works in: the store location's project, except
@@ -124,8 +145,8 @@ fn project_root(flag: Option<&Path>) -> anyhow::Result<(PathBuf, PathBuf)> {
 /// folder component or the file itself being a symbolic link (checked with
 /// `symlink_metadata`, so a dangling link counts: writing through it would
 /// land outside the project), and a file that exists but is not a regular
-/// file. An existing regular file is refused only without `--force`.
-fn refusal(root: &Path, rel: &Path, force: bool) -> Option<String> {
+/// file. An existing regular file is not refused: `cairn` is merged into it.
+fn refusal(root: &Path, rel: &Path) -> Option<String> {
     let mut at = PathBuf::new();
     let parts: Vec<_> = rel.components().collect();
     for (i, part) in parts.iter().enumerate() {
@@ -146,17 +167,10 @@ fn refusal(root: &Path, rel: &Path, force: bool) -> Option<String> {
                 "{shown} is not a folder; cairn init cannot write inside it."
             ));
         }
-        if last {
-            if !meta.is_file() {
-                return Some(format!(
-                    "{shown} is not a regular file; cairn init leaves it as it is."
-                ));
-            }
-            if !force {
-                return Some(format!(
-                    "{shown} already exists; cairn init leaves it as it is (--force overwrites it)."
-                ));
-            }
+        if last && !meta.is_file() {
+            return Some(format!(
+                "{shown} is not a regular file; cairn init leaves it as it is."
+            ));
         }
     }
     None
@@ -182,37 +196,158 @@ fn write_config(file: &Path, text: &str, replace: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `cairn init`: refuses (exit 1, nothing written) when the client's
-/// file exists and `--force` is not given, or when the file or a folder on
-/// its way is a symbolic link or not what it should be (see `refusal`);
-/// else opens (creating) the store, writes the file and prints what it did:
-/// the store path, the file and its text. Paths are shown relative to the
-/// project root.
+/// The text `init` writes to the client's file, or `None` when the file
+/// already holds this `cairn` entry: the client's whole file when there is
+/// none (or it is blank), else the existing text with `cairn` merged in.
+/// Errors: the sentence saying why the file is left as it is.
+fn new_text(
+    a: &InitArgs,
+    file: &Path,
+    shown: &str,
+) -> anyhow::Result<Result<Option<String>, String>> {
+    let existing = match std::fs::read(file) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(_) => {
+                return Ok(Err(format!(
+                    "{shown} is not UTF-8 text; cairn init leaves it as it is."
+                )));
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", file.display())),
+    };
+    if existing.trim().is_empty() {
+        return Ok(Ok(Some(a.client.config()?)));
+    }
+    let merged = match a.client {
+        Client::Codex => super::merge::merge_toml(&existing, a.force, shown),
+        c => super::merge::merge_json(&existing, c.servers_key(), &c.server_json(), a.force, shown),
+    };
+    Ok(merged.map(|m| match m {
+        super::merge::Merge::Unchanged => None,
+        super::merge::Merge::Text(t) => Some(t),
+    }))
+}
+
+/// The section `--agents-md` adds: how an agent uses cairn (the method
+/// prompt's gist: bootstrap, observe, ready, claim).
+pub const AGENTS_SECTION: &str = "## Task graph: cairn
+
+This project keeps its plan in cairn (MCP server `cairn`; `cairn --help` on
+the command line). Work from it rather than from memory:
+
+- Start with `task_bootstrap` on your task (or `cairn ready` to see what can
+  be started) to read its state, notes and handoffs.
+- Claim before you work: `task_query_write` with
+  `(-> (query \"ready\") (:take 1) (:claim! 900) (:ids))`, or `cairn claim`.
+- Record what you learn as you go with `observe` (`cairn note TEXT`).
+- Split work with `task_fork`, order it with `task_link` depends-on, and
+  mark it done with `task_update_status` (`cairn done`).
+- Ask anything else with `task_query`: `(schema)` lists the language.
+";
+
+/// The heading that marks the section as added (so a second `--agents-md`
+/// adds nothing).
+const AGENTS_HEADING: &str = "## Task graph: cairn";
+
+/// Adds [`AGENTS_SECTION`] to `AGENTS.md` in `root` (or `CLAUDE.md` when only
+/// that exists; `AGENTS.md` is created when neither does), unless the file
+/// has it already. Returns the line to print. Refuses a link or a
+/// non-regular file (the sentence). Errors: I/O.
+fn agents_md(root: &Path) -> anyhow::Result<Result<String, String>> {
+    let claude = root.join("CLAUDE.md");
+    let name = if !root.join("AGENTS.md").exists() && claude.is_file() {
+        "CLAUDE.md"
+    } else {
+        "AGENTS.md"
+    };
+    if let Some(why) = refusal(root, Path::new(name)) {
+        return Ok(Err(why));
+    }
+    let path = root.join(name);
+    let before = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    if before.lines().any(|l| l.trim_end() == AGENTS_HEADING) {
+        return Ok(Ok(format!("{name} already has the cairn section.")));
+    }
+    let sep = match before.as_str() {
+        "" => "",
+        t if t.ends_with("\n\n") => "",
+        t if t.ends_with('\n') => "\n",
+        _ => "\n\n",
+    };
+    let text = format!("{before}{sep}{AGENTS_SECTION}");
+    write_config(&path, &text, !before.is_empty() || path.exists())?;
+    Ok(Ok(format!("added the cairn section to {name}.")))
+}
+
+/// Runs `cairn init`: refuses (exit 1, nothing written, no store created)
+/// when the file or a folder on its way is a symbolic link or not what it
+/// should be (see `refusal`), when the existing file does not parse, or
+/// when it has a different `cairn` entry and `--force` is not given; else
+/// opens (creating) the store, writes or merges the file and prints what it
+/// did: the store path, the file and its text. Paths are shown relative to
+/// the project root.
 pub(super) fn init_cmd(flag: Option<&Path>, a: &InitArgs) -> anyhow::Result<ExitCode> {
     let (root, db) = project_root(flag)?;
     let rel = a.client.path();
     let file = root.join(&rel);
     let shown = rel.display().to_string();
-    if let Some(why) = refusal(&root, &rel, a.force) {
+    if let Some(why) = refusal(&root, &rel) {
         emit_err(&why);
         return Ok(ExitCode::from(1));
     }
     let existed = std::fs::symlink_metadata(&file).is_ok();
+    let text = match new_text(a, &file, &shown)? {
+        Ok(t) => t,
+        Err(why) => {
+            emit_err(&why);
+            return Ok(ExitCode::from(1));
+        }
+    };
     Store::open(&db).with_context(|| format!("cannot open the store at {}", db.display()))?;
-    let text = a.client.config()?;
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    write_config(&file, &text, existed)?;
     let store_shown = db
         .strip_prefix(&root)
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| db.display().to_string());
-    emit(&format!(
-        "store: {store_shown}\n{} {shown} ({}):\n{}",
-        if existed { "overwrote" } else { "wrote" },
-        a.client.title(),
-        text.trim_end()
-    ))?;
+    let mut lines = vec![format!("store: {store_shown}")];
+    match &text {
+        None => lines.push(format!(
+            "{shown} ({}) already has the cairn server; nothing changed.",
+            a.client.title()
+        )),
+        Some(t) => {
+            if let Some(dir) = file.parent() {
+                std::fs::create_dir_all(dir)
+                    .with_context(|| format!("cannot create {}", dir.display()))?;
+            }
+            write_config(&file, t, existed)?;
+            lines.push(format!(
+                "{} {shown} ({}):\n{}",
+                if existed {
+                    "merged cairn into"
+                } else {
+                    "wrote"
+                },
+                a.client.title(),
+                t.trim_end()
+            ));
+        }
+    }
+    if a.agents_md {
+        match agents_md(&root)? {
+            Ok(line) => lines.push(line),
+            Err(why) => {
+                emit(&lines.join("\n"))?;
+                emit_err(&why);
+                return Ok(ExitCode::from(1));
+            }
+        }
+    }
+    emit(&lines.join("\n"))?;
     Ok(ExitCode::SUCCESS)
 }

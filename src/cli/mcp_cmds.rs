@@ -68,7 +68,10 @@ pub enum TokenAction {
         grant: String,
     },
     /// List the tokens: name, grants, creation time.
-    List,
+    List {
+        #[command(flatten)]
+        out: super::verbs::JsonFlag,
+    },
     /// Revoke NAME's token; servers refuse it from the next request on.
     Revoke {
         /// The token's name.
@@ -89,7 +92,16 @@ pub(super) fn token_cmd(flag: Option<&Path>, action: &TokenAction) -> anyhow::Re
                 "Token for {name} created; it is shown only this once. Clients send it as Authorization: Bearer TOKEN."
             ));
         }
-        TokenAction::List => {
+        TokenAction::List { out } if out.json => {
+            // Name, grants and creation time; never the hash.
+            let list: Vec<serde_json::Value> = http_tokens::load(&path)?
+                .tokens
+                .iter()
+                .map(|t| serde_json::json!({ "name": t.name, "grants": t.grants, "created": t.created }))
+                .collect();
+            emit(&serde_json::to_string_pretty(&list)?)?;
+        }
+        TokenAction::List { .. } => {
             emit(&http_tokens::list_text(&http_tokens::load(&path)?))?;
         }
         TokenAction::Revoke { name } => {
@@ -160,7 +172,12 @@ pub(super) fn serve_cmd(
         return Ok(ExitCode::SUCCESS);
     }
     let follow_roots = !matches!(loc.rule, location::Rule::Flag | location::Rule::Env);
+    // The stdio session is named as the verbs' agent is: --as, else
+    // CAIRN_AGENT (issue 27: it was ignored here), else the client's name.
+    let agent = agent.or_else(super::identity::env_agent);
+    let scratch = loc.rule == location::Rule::GlobalScratch;
     serve(ServeOptions {
+        scratch,
         db: loc.db,
         root: loc.project,
         grants,
@@ -171,7 +188,9 @@ pub(super) fn serve_cmd(
 }
 
 /// Runs `tool` with `words` (one JSON object, or `key=value` words) in a
-/// fresh session (current task `current`, if given) and prints its text on
+/// session whose current task is the verbs' (`cairn.db.current`, saved
+/// back when the tool moves it), or `current` when given (then nothing is
+/// saved), and prints its text on
 /// stdout (protocol faults on stderr). Exit 0 on success, 1 when the tool
 /// returned an error or the arguments did not fit, 2 for an unknown tool
 /// (`Unknown tool NAME; did you mean NEAREST?`) or unreadable `key=value`
@@ -198,8 +217,11 @@ pub(super) fn call_cmd(
     let store = Store::open(&loc.db)
         .with_context(|| format!("cannot open the store at {}", loc.db.display()))?;
     let mut session = crate::cli::identity::session();
-    if let Some(slug) = current {
-        session.switch_to(crate::store::slug::strip_depot(slug.trim()));
+    // The verbs' current task (issue 27), unless --current gives one.
+    let loaded = super::context::load_current(&loc.db);
+    match current {
+        Some(slug) => session.switch_to(crate::store::slug::strip_depot(slug.trim())),
+        None => session.current = loaded.clone(),
     }
     let engine = Engine::new().with_clock(clock()).with_test_hooks();
     let mut ctx = ToolCtx {
@@ -210,6 +232,9 @@ pub(super) fn call_cmd(
         clock: clock(),
     };
     let out = call(&mut ctx, tool, &json);
+    if current.is_none() && session.current != loaded {
+        super::context::store_current(&loc.db, session.current.as_deref())?;
+    }
     if !out.stdout.is_empty() {
         emit(&out.stdout)?;
     }

@@ -10,24 +10,32 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod call_args;
+pub mod claims;
 pub mod color;
 pub mod context;
+pub mod doctor;
+pub mod edits;
 mod generate;
 pub mod identity;
 pub mod init;
 mod mcp_cmds;
+pub mod merge;
 mod out;
 mod pg_cmds;
+pub mod progress;
 mod query;
 pub mod reference;
 mod repl;
 mod store_cmds;
 pub mod table;
+pub mod tree;
 pub mod verbs;
 pub mod views;
 pub mod watch;
 
+use claims::ClaimArgs;
 use color::ColorWhen;
+use edits::{AbandonArgs, DepAction, EditArgs};
 use init::InitArgs;
 use verbs::{AddArgs, JsonFlag, LogArgs, NoteArgs, SearchArgs, SlugArgs};
 use views::{LsArgs, ReadyArgs};
@@ -49,7 +57,11 @@ Agents reach it over MCP (`cairn serve`); people query it with TQ.",
 cairn add \"tune search ranking\"             a task (the first one becomes current)\n  \
 cairn add \"tokenizer fix\" --under SLUG      a phase of SLUG\n  \
 cairn ls --tree                             the open work as a tree\n  \
-cairn ready                                 what can be done next in the current plan\n  \
+cairn ready                                 what can be started now, in the whole project\n  \
+cairn claim                                 claim the first ready task (it becomes current)\n  \
+cairn note \"splitting on - breaks lookups\"  record what you learn on the current task\n  \
+cairn dep add SLUG --on OTHER               SLUG waits until OTHER is done\n  \
+cairn edit SLUG -d \"new description\"        change a name, description or metadata\n  \
 cairn done SLUG                             mark it completed\n  \
 cairn query '(-> (active) (:ids))'          list the active tasks' slugs\n  \
 cairn query --format json '(-> (all) (:count))'\n  \
@@ -57,7 +69,8 @@ cairn repl                                  an interactive TQ prompt\n  \
 cairn where                                 which store these commands use"
 )]
 pub struct Cli {
-    /// The cairn.db to use (overrides CAIRN_DB and the project lookup).
+    /// The store: a cairn.db path or a postgres:// URL (overrides CAIRN_DB and
+    /// the project lookup).
     #[arg(long, global = true, value_name = "PATH")]
     pub db: Option<PathBuf>,
     /// The PostgreSQL schema of this project when --db/CAIRN_DB is a
@@ -83,46 +96,71 @@ pub struct Cli {
 }
 
 /// The subcommands. `--help` lists them by `display_order`: the verbs
-/// (10s), init, schema, completions, man (20s), serve and call (25s), query,
+/// (1–18), init, schema, completions, man (20s), serve and call (25s), query,
 /// repl (30s), then the store commands (40s).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Create a task, or with --under a phase of one (task_create / task_fork).
-    #[command(display_order = 10)]
+    #[command(display_order = 1)]
     Add(AddArgs),
     /// List tasks as a table: slug, status, name, observations, last update (newest first).
-    #[command(display_order = 11)]
+    #[command(display_order = 2)]
     Ls(LsArgs),
     /// Show a task: status, description, parent, children, edges, metadata, recent notes (task_get).
-    #[command(display_order = 12)]
+    #[command(display_order = 3)]
     Show(SlugArgs),
     /// Mark a task completed (task_update_status).
-    #[command(display_order = 13)]
+    #[command(display_order = 5)]
     Done(SlugArgs),
     /// Mark a task active (task_update_status).
-    #[command(display_order = 14)]
+    #[command(display_order = 6)]
     Start(SlugArgs),
     /// Mark a task blocked (task_update_status).
-    #[command(display_order = 15)]
+    #[command(display_order = 7)]
     Block(SlugArgs),
     /// Record an observation on a task (observe).
     #[command(
-        display_order = 16,
+        display_order = 10,
         override_usage = "cairn note [OPTIONS] [SLUG] <TEXT>"
     )]
     Note(NoteArgs),
     /// A task's events, most recent first (timeline).
-    #[command(display_order = 17)]
+    #[command(display_order = 11)]
     Log(LogArgs),
     /// Full-text search over observations (task_search).
-    #[command(display_order = 18)]
+    #[command(display_order = 12)]
     Search(SearchArgs),
     /// What can be started now: the `ready` view (not done, not blocked, dependencies and phases done, unclaimed).
-    #[command(display_order = 19)]
+    #[command(display_order = 13)]
     Ready(ReadyArgs),
     /// Show or set the current task the verbs default to.
-    #[command(display_order = 20)]
+    #[command(display_order = 18)]
     Current(SlugArgs),
+    /// Claim a task for this agent (default: the first ready one, atomically); it becomes current.
+    #[command(display_order = 14)]
+    Claim(ClaimArgs),
+    /// End this agent's claim on a task (default: the current task).
+    #[command(display_order = 15)]
+    Release(SlugArgs),
+    /// The tasks this agent holds a live claim on.
+    #[command(display_order = 16)]
+    Mine(JsonFlag),
+    /// Change a task: its name, description or metadata (task_set_metadata).
+    #[command(display_order = 4)]
+    Edit(EditArgs),
+    /// Make a completed or abandoned task active again (task_update_status).
+    #[command(display_order = 8)]
+    Reopen(SlugArgs),
+    /// Abandon a task, recording why (observe, task_update_status).
+    #[command(display_order = 9)]
+    Abandon(AbandonArgs),
+    /// Dependencies after creation: add, rm, tree (task_link / task_sever depends-on).
+    #[command(display_order = 17)]
+    Dep {
+        /// add, rm or tree.
+        #[command(subcommand)]
+        action: DepAction,
+    },
     /// Create the project's store and the MCP configuration file of a client.
     #[command(display_order = 21)]
     Init(InitArgs),
@@ -200,7 +238,10 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
     Watch(watch::WatchArgs),
     /// Print the database path, the project root and which rule chose them.
     #[command(display_order = 40)]
-    Where,
+    Where(JsonFlag),
+    /// Check the setup: the store and its rule, schema, logs vs database, git attributes, MCP files and PATH.
+    #[command(display_order = 44)]
+    Doctor(JsonFlag),
     /// Re-fold the projection from the event log.
     #[command(display_order = 41)]
     Rebuild {
@@ -208,10 +249,12 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
         /// per-task logs (.cairn/tasks/*/events.ndjson).
         #[arg(long)]
         from_logs: bool,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Check that the projection is a faithful fold of the log (exit 0/1).
     #[command(display_order = 42)]
-    Verify,
+    Verify(JsonFlag),
     /// Copy this project's store into PostgreSQL (by event id; idempotent),
     /// then compare digests (docs/team.md).
     #[command(display_order = 46)]
@@ -235,6 +278,8 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
     Import {
         /// The .kli/ directory (or the project directory containing it).
         path: std::path::PathBuf,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Serve MCP over stdio (the fourteen tools, seven prompts, seven
     /// resources, tasks and views as subscribable resources) until the
@@ -273,8 +318,9 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
         /// one JSON object, e.g. '{"name": "tune search ranking"}'.
         #[arg(value_name = "ARGS")]
         args: Vec<String>,
-        /// Start the call's session with this task current (each call is
-        /// its own session, which otherwise has no current task).
+        /// Start the call's session with this task current (otherwise the
+        /// verbs' current task, `cairn current`, which a tool that moves it
+        /// updates).
         #[arg(long, value_name = "SLUG")]
         current: Option<String>,
     },
@@ -324,9 +370,9 @@ pub fn run() -> ExitCode {
 /// The commands on a PostgreSQL store (`cli::pg_cmds`).
 fn run_pg(cli: &Cli, t: &crate::store::pg::PgTarget) -> anyhow::Result<ExitCode> {
     match &cli.command {
-        Command::Where => pg_cmds::where_cmd(t, cli.db.is_some()),
-        Command::Verify => pg_cmds::verify_cmd(t),
-        Command::Rebuild { from_logs } => pg_cmds::rebuild_cmd(t, *from_logs),
+        Command::Where(_) => pg_cmds::where_cmd(t, cli.db.is_some()),
+        Command::Verify(_) => pg_cmds::verify_cmd(t),
+        Command::Rebuild { from_logs, .. } => pg_cmds::rebuild_cmd(t, *from_logs),
         Command::Export { logs } => pg_cmds::export_pg(t, logs),
         Command::Push { url } => {
             pg_cmds::push_cmd(cli.db.as_deref(), url, cli.pg_schema.as_deref())
@@ -351,6 +397,14 @@ fn command_name(c: &Command) -> &'static str {
         Command::Search(_) => "search",
         Command::Ready(_) => "ready",
         Command::Current(_) => "current",
+        Command::Claim(_) => "claim",
+        Command::Release(_) => "release",
+        Command::Mine(_) => "mine",
+        Command::Edit(_) => "edit",
+        Command::Reopen(_) => "reopen",
+        Command::Abandon(_) => "abandon",
+        Command::Dep { .. } => "dep",
+        Command::Doctor(_) => "doctor",
         Command::Init(_) => "init",
         Command::Schema(_) => "schema",
         Command::Completions { .. } => "completions",
@@ -358,9 +412,9 @@ fn command_name(c: &Command) -> &'static str {
         Command::Query(_) => "query",
         Command::Repl(_) => "repl",
         Command::Watch(_) => "watch",
-        Command::Where => "where",
+        Command::Where(_) => "where",
         Command::Rebuild { .. } => "rebuild",
-        Command::Verify => "verify",
+        Command::Verify(_) => "verify",
         Command::Push { .. } => "push",
         Command::Export { .. } => "export",
         Command::Import { .. } => "import",
@@ -386,6 +440,13 @@ fn run_sqlite(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Search(a) => verbs::search_cmd(db, a),
         Command::Ready(a) => views::ready_cmd(db, a),
         Command::Current(a) => verbs::current_cmd(db, a),
+        Command::Claim(a) => claims::claim_cmd(db, a),
+        Command::Release(a) => claims::release_cmd(db, a),
+        Command::Mine(a) => claims::mine_cmd(db, a),
+        Command::Edit(a) => edits::edit_cmd(db, a),
+        Command::Reopen(a) => edits::reopen_cmd(db, a),
+        Command::Abandon(a) => edits::abandon_cmd(db, a),
+        Command::Dep { action } => edits::dep_cmd(db, action),
         Command::Init(a) => init::init_cmd(db, a),
         Command::Schema(a) => views::schema_cmd(db, a),
         Command::Completions { shell } => generate::completions_cmd(*shell),
@@ -393,10 +454,11 @@ fn run_sqlite(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Query(args) => query::query_cmd(cli.db.as_deref(), args),
         Command::Repl(args) => repl::repl_cmd(cli.db.as_deref(), args),
         Command::Watch(args) => watch::watch_cmd(cli.db.as_deref(), args),
-        Command::Where => store_cmds::where_cmd(cli.db.as_deref()),
-        Command::Rebuild { from_logs } => store_cmds::rebuild_cmd(cli.db.as_deref(), *from_logs),
-        Command::Verify => store_cmds::verify_cmd(cli.db.as_deref()),
-        Command::Import { path } => store_cmds::import_cmd(cli.db.as_deref(), path),
+        Command::Where(a) => store_cmds::where_cmd(db, a.json),
+        Command::Doctor(a) => doctor::doctor_cmd(db, a),
+        Command::Rebuild { from_logs, out } => store_cmds::rebuild_cmd(db, *from_logs, out.json),
+        Command::Verify(a) => store_cmds::verify_cmd(db, a.json),
+        Command::Import { path, out } => store_cmds::import_cmd(db, path, out.json),
         Command::Serve { grant, http } => mcp_cmds::serve_cmd(cli.db.as_deref(), grant, http),
         Command::Token { action } => mcp_cmds::token_cmd(cli.db.as_deref(), action),
         Command::Call {

@@ -6,8 +6,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Context;
+use serde_json::json;
 
 use super::out::emit;
+use super::progress::Progress;
 use crate::store::log::LogCheck;
 use crate::store::{NewEvent, Store, location, now};
 
@@ -17,10 +19,26 @@ pub(super) fn open(flag: Option<&Path>) -> anyhow::Result<Store> {
     Store::open(&loc.db).with_context(|| format!("cannot open the store at {}", loc.db.display()))
 }
 
-/// Prints `database: PATH`, `project: PATH`, `rule: RULE`. Creates nothing.
-pub(super) fn where_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// Prints `JSON` pretty.
+fn emit_json(v: &serde_json::Value) -> anyhow::Result<()> {
+    emit(&serde_json::to_string_pretty(v)?)?;
+    Ok(())
+}
+
+/// Prints `database: PATH`, `project: PATH`, `rule: RULE` (with `json`,
+/// `{"database", "project", "rule", "exists"}`). Creates nothing.
+pub(super) fn where_cmd(flag: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
     let loc = location::resolve_from_env(flag)?;
-    emit(&loc.describe())?;
+    if json {
+        emit_json(&json!({
+            "database": loc.db.display().to_string(),
+            "project": loc.project.display().to_string(),
+            "rule": loc.rule.to_string(),
+            "exists": Store::exists_at(&loc.db)?,
+        }))?;
+    } else {
+        emit(&loc.describe())?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -28,9 +46,18 @@ pub(super) fn where_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
 /// With `from_logs`, the events are first replaced by the union of the
 /// per-task logs (docs/store.md "Recovering"), and the line starts
 /// `rebuild: read F task logs (K malformed lines skipped); `.
-pub(super) fn rebuild_cmd(flag: Option<&Path>, from_logs: bool) -> anyhow::Result<ExitCode> {
+/// With `json`: `{"events", "digest", "logs_read", "malformed"}` (the
+/// last two `null` without `--from-logs`). A spinner on a terminal
+/// ([`Progress`]).
+pub(super) fn rebuild_cmd(
+    flag: Option<&Path>,
+    from_logs: bool,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let store = open(flag)?;
+    let progress = Progress::start("rebuild");
     let mut prefix = String::new();
+    let mut read = None;
     if from_logs {
         let report = store
             .rebuild_from_logs()?
@@ -39,14 +66,25 @@ pub(super) fn rebuild_cmd(flag: Option<&Path>, from_logs: bool) -> anyhow::Resul
             "read {} task logs ({} malformed lines skipped); ",
             report.files_read, report.malformed
         );
+        read = Some((report.files_read, report.malformed));
     } else {
         store.rebuild()?;
     }
     let n = store.event_count()?;
-    emit(&format!(
-        "rebuild: {prefix}re-folded {n} events; projection digest {}",
-        store.digest()?
-    ))?;
+    let digest = store.digest()?;
+    progress.finish();
+    if json {
+        emit_json(&json!({
+            "events": n,
+            "digest": digest,
+            "logs_read": read.map(|r| r.0),
+            "malformed": read.map(|r| r.1),
+        }))?;
+    } else {
+        emit(&format!(
+            "rebuild: {prefix}re-folded {n} events; projection digest {digest}"
+        ))?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -92,7 +130,11 @@ pub fn verify_line(ok: bool, events: i64, before: &str, after: &str) -> String {
 /// between the database and its logs; exit 0 when all hold, 1 when not.
 /// Where there is no store ([`Store::exists_at`]) it creates none: the
 /// error `no store at PATH yet; …` (exit 2).
-pub(super) fn verify_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
+///
+/// With `json`: `{"ok", "events", "projection": {"ok", "live", "rebuilt"},
+/// "logs": null | {"ok", "files", "lines", "missing_from_logs",
+/// "missing_from_db", "malformed": [TEXT]}}`.
+pub(super) fn verify_cmd(flag: Option<&Path>, json: bool) -> anyhow::Result<ExitCode> {
     // Nothing to verify where there is no store: say so, create nothing.
     let loc = location::resolve_from_env(flag)?;
     if !Store::exists_at(&loc.db)? {
@@ -102,14 +144,35 @@ pub(super) fn verify_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
         );
     }
     let store = open(flag)?;
+    let progress = Progress::start("verify");
     let mut v = store.verify()?;
     v.logs = store.check_logs()?;
     let n = store.event_count()?;
-    emit(&verify_line(v.ok, n, &v.before, &v.after))?;
-    if let Some(check) = &v.logs {
-        emit(&logs_lines(check))?;
-    }
+    progress.finish();
     let ok = v.ok && v.logs.as_ref().is_none_or(LogCheck::ok);
+    if json {
+        let logs = v.logs.as_ref().map(|c| {
+            json!({
+                "ok": c.ok(),
+                "files": c.files,
+                "lines": c.lines,
+                "missing_from_logs": c.missing_from_logs,
+                "missing_from_db": c.missing_from_db,
+                "malformed": c.malformed.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
+            })
+        });
+        emit_json(&json!({
+            "ok": ok,
+            "events": n,
+            "projection": { "ok": v.ok, "live": v.before, "rebuilt": v.after },
+            "logs": logs,
+        }))?;
+    } else {
+        emit(&verify_line(v.ok, n, &v.before, &v.after))?;
+        if let Some(check) = &v.logs {
+            emit(&logs_lines(check))?;
+        }
+    }
     Ok(if ok {
         ExitCode::SUCCESS
     } else {
@@ -119,13 +182,22 @@ pub(super) fn verify_cmd(flag: Option<&Path>) -> anyhow::Result<ExitCode> {
 
 /// Imports the original tool's store at `path` and prints
 /// `Imported N events for M tasks; K lines skipped.` (each skipped line is
-/// named on stderr).
-pub(super) fn import_cmd(flag: Option<&Path>, path: &Path) -> anyhow::Result<ExitCode> {
+/// named on stderr); with `json`, `{"events", "tasks", "skipped"}`.
+pub(super) fn import_cmd(flag: Option<&Path>, path: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let store = open(flag)?;
-    let summary = store
-        .import_kli(path)
-        .with_context(|| format!("cannot import {}", path.display()))?;
-    emit(&summary.line())?;
+    let progress = Progress::start("import");
+    let summary = store.import_kli(path);
+    progress.finish();
+    let summary = summary.with_context(|| format!("cannot import {}", path.display()))?;
+    if json {
+        emit_json(&json!({
+            "events": summary.events,
+            "tasks": summary.tasks,
+            "skipped": summary.skipped,
+        }))?;
+    } else {
+        emit(&summary.line())?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -16,7 +16,7 @@ use super::out::{emit, emit_err};
 use crate::tools::ToolOutcome;
 
 /// `--json`, shared by every verb.
-#[derive(Debug, Clone, Copy, Args)]
+#[derive(Debug, Default, Clone, Copy, Args)]
 pub struct JsonFlag {
     /// Print the structured result (JSON) instead of text.
     #[arg(long)]
@@ -215,10 +215,62 @@ pub(super) fn add_cmd(flag: Option<&Path>, a: &AddArgs) -> anyhow::Result<ExitCo
     }
 }
 
-/// `cairn show [SLUG]`: task_get.
+/// The edge types whose incoming edges `cairn show` lists (a task's
+/// incoming `phase-of` edges are its children, which task_get lists).
+pub const INCOMING_EDGES: [&str; 2] = ["depends-on", "related"];
+
+/// The tasks with an `edge` edge to `slug`, by slug (a TQ `:back`).
+fn incoming(cx: &Cx, slug: &str, edge: &str) -> Result<Vec<String>, String> {
+    let q = format!(
+        "(-> (all) (:where (= :slug {})) (:back :{edge}) (:sort :slug :asc) (:ids))",
+        super::views::tq_string(slug)
+    );
+    let v = super::views::run(&cx.engine, &cx.store, &cx.session, &q)?;
+    Ok(v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// `cairn show [SLUG]`: task_get, then the task's incoming edges (issue
+/// 27): `  incoming:` and one `    EDGE from SLUG` line each (text); an
+/// `"incoming"` array of `{"edge_type", "source"}` (JSON).
 pub(super) fn show_cmd(flag: Option<&Path>, a: &SlugArgs) -> anyhow::Result<ExitCode> {
     let mut cx = Cx::open_read(flag)?;
-    let out = cx.tool("task_get", task_id(a.slug.as_deref()))?;
+    let mut out = cx.tool("task_get", task_id(a.slug.as_deref()))?;
+    if out.is_error {
+        return print_outcome(&out, a.out.json);
+    }
+    let slug = out
+        .structured
+        .as_ref()
+        .and_then(|v| v.get("slug"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let mut lines = Vec::new();
+    let mut list = Vec::new();
+    for edge in INCOMING_EDGES {
+        let sources = match incoming(&cx, &slug, edge) {
+            Ok(s) => s,
+            Err(e) => return print_outcome(&ToolOutcome::err(e), a.out.json),
+        };
+        for src in sources {
+            lines.push(format!("\n    {edge} from {src}"));
+            list.push(json!({ "edge_type": edge, "source": src }));
+        }
+    }
+    if !lines.is_empty() {
+        out.text.push_str("\n  incoming:");
+        out.text.push_str(&lines.concat());
+    }
+    if let Some(Value::Object(m)) = &mut out.structured {
+        m.insert("incoming".into(), Value::Array(list));
+    }
     print_outcome(&out, a.out.json)
 }
 

@@ -5,7 +5,7 @@
 //! same as `cairn query --format json`), and lays the objects out with
 //! [`table::render`]; `--json` prints those objects.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -24,19 +24,48 @@ use crate::tq::Surface;
 use crate::tq::engine::Engine;
 use crate::tq::json::run_json;
 
-/// `cairn ls [--all|--dormant] [--under SLUG] [--tree]`.
-#[derive(Debug, Args)]
+/// The statuses `cairn ls --status` takes.
+pub const STATUSES: [&str; 5] = ["open", "active", "blocked", "completed", "abandoned"];
+
+/// How many rows `cairn ls` prints when `--limit` is not given (text only;
+/// `--json` gives every task unless `--limit` is given).
+pub const LS_LIMIT: usize = 50;
+
+/// `cairn ls [--all|--dormant|--status S] [--under SLUG] [--tree]
+/// [--where KEY=VALUE] [--mine] [--claimed] [--sort FIELD] [--limit N]`.
+#[derive(Debug, Default, Args)]
 pub struct LsArgs {
     /// Every task, dormant ones too (default: open, active and blocked).
-    #[arg(long, conflicts_with = "dormant")]
+    #[arg(long, conflicts_with_all = ["dormant", "status"])]
     pub all: bool,
     /// Only completed and abandoned tasks.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "status")]
     pub dormant: bool,
+    /// Only tasks with this status (repeatable, or a comma list).
+    #[arg(long, value_delimiter = ',', value_name = "STATUS", value_parser = STATUSES)]
+    pub status: Vec<String>,
     /// Only the phases below SLUG (its phase-of descendants).
     #[arg(long, value_name = "SLUG")]
     pub under: Option<String>,
-    /// Draw the phase-of tree: each task under its parent, oldest first.
+    /// Only tasks whose field or metadata KEY equals VALUE (repeatable).
+    #[arg(long = "where", value_name = "KEY=VALUE")]
+    pub filters: Vec<String>,
+    /// Only the tasks this agent holds a live claim on (`cairn mine`).
+    #[arg(long)]
+    pub mine: bool,
+    /// Only tasks someone holds a live claim on.
+    #[arg(long)]
+    pub claimed: bool,
+    /// Order by FIELD (a TQ field or metadata key; updated, created, obs and
+    /// name are short for updated-ts, created-ts, obs-count and
+    /// display-name), ascending; FIELD:desc for descending.
+    #[arg(long, value_name = "FIELD")]
+    pub sort: Option<String>,
+    /// Print at most N tasks (0: all) [default: 50; with --json, all].
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// Draw the phase-of tree: each task under its parent, oldest first; a
+    /// `waits on` column names unfinished depends-on targets.
     #[arg(long)]
     pub tree: bool,
     #[command(flatten)]
@@ -49,6 +78,12 @@ pub struct ReadyArgs {
     /// Only the ready tasks of SLUG's plan (its phases, else its siblings);
     /// default: the whole project.
     pub slug: Option<String>,
+    /// Claim the first of them at once (as `cairn claim`), atomically.
+    #[arg(long)]
+    pub claim: bool,
+    /// With --claim: how long the claim lasts (as `cairn claim --for`).
+    #[arg(long = "for", value_name = "DURATION", requires = "claim", value_parser = super::claims::parse_duration)]
+    pub lease: Option<u32>,
     #[command(flatten)]
     pub out: JsonFlag,
 }
@@ -68,31 +103,118 @@ pub fn tq_string(text: &str) -> String {
     out
 }
 
-/// The TQ query `cairn ls` runs for `a`.
-pub fn ls_query(a: &LsArgs) -> String {
-    let source = if a.all {
-        "(all)"
-    } else if a.dormant {
-        "(dormant)"
-    } else {
-        "(active)"
+/// The TQ field `--sort` names: the short names `updated`, `created`,
+/// `obs`, `name` and `status-changed`, else the word itself (a TQ field or
+/// metadata key, which the query's checker validates). Errors: a word TQ
+/// cannot name.
+fn sort_field(word: &str) -> Result<String, String> {
+    let f = match word {
+        "updated" => "updated-ts",
+        "created" => "created-ts",
+        "obs" => "obs-count",
+        "name" => "display-name",
+        "status-changed" => "status-ts",
+        w => w,
     };
-    let order = if a.tree {
-        "(:sort :created-ts :asc)"
-    } else {
-        "(:sort :updated-ts :desc)"
-    };
-    match &a.under {
-        Some(slug) => format!(
-            "(-> (all) (:where (= :slug {})) (:closure :phase-of) (:intersect {source}) {order})",
-            tq_string(crate::store::slug::strip_depot(slug.trim()))
-        ),
-        None => format!("(-> {source} {order})"),
+    keyword(f).map_err(|_| {
+        format!("\"{word}\" cannot be sorted on; --sort takes a field such as updated, created, status, slug or a metadata key.")
+    })
+}
+
+/// `word` as a TQ keyword's name: letters, digits, `-`, `_`, `.`, `/`, not
+/// starting with a digit. Errors: anything else.
+fn keyword(word: &str) -> Result<String, ()> {
+    let ok = !word.is_empty()
+        && !word.starts_with(|c: char| c.is_ascii_digit() || c == '-')
+        && word
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
+    if ok { Ok(word.to_string()) } else { Err(()) }
+}
+
+/// The `(:sort ...)` step of `a`: `--sort`, else newest update first, or
+/// oldest creation first for `--tree`.
+fn sort_step(a: &LsArgs) -> Result<String, String> {
+    match &a.sort {
+        Some(spec) => {
+            let (word, dir) = match spec.rsplit_once(':') {
+                Some((w, "desc")) => (w, ":desc"),
+                Some((w, "asc")) => (w, ":asc"),
+                _ => (spec.as_str(), ":asc"),
+            };
+            Ok(format!("(:sort :{} {dir})", sort_field(word.trim())?))
+        }
+        None if a.tree => Ok("(:sort :created-ts :asc)".into()),
+        None => Ok("(:sort :updated-ts :desc)".into()),
     }
 }
 
+/// The `(:where ...)` step of one `--where KEY=VALUE`. Errors: no `=`, or a
+/// KEY TQ cannot name.
+fn where_step(filter: &str) -> Result<String, String> {
+    let Some((key, value)) = filter.split_once('=') else {
+        return Err(format!(
+            "--where takes KEY=VALUE (e.g. priority=high); \"{filter}\" has no =."
+        ));
+    };
+    let key = key.trim();
+    let key = keyword(key).map_err(|_| {
+        format!("\"{key}\" is not a key --where can match; use letters, digits, - and _.")
+    })?;
+    let numeric = crate::tq::registry::lookup_field(&key)
+        .is_some_and(|f| f.ty != crate::tq::ast::FieldType::Text);
+    let lit = match value.trim().parse::<i64>() {
+        Ok(n) if numeric => n.to_string(),
+        _ => tq_string(value),
+    };
+    Ok(format!("(:where (= :{key} {lit}))"))
+}
+
+/// The TQ query `cairn ls` runs for `a`, sorted, without its limit.
+/// Errors: a `--where` or `--sort` TQ cannot say (a sentence).
+pub fn ls_query(a: &LsArgs) -> Result<String, String> {
+    let (base, status_step) = if !a.status.is_empty() {
+        let alts: Vec<String> = a
+            .status
+            .iter()
+            .map(|s| format!("(= :status {})", tq_string(s)))
+            .collect();
+        ("(all)", Some(format!("(:where (or {}))", alts.join(" "))))
+    } else if a.all {
+        ("(all)", None)
+    } else if a.dormant {
+        ("(dormant)", None)
+    } else {
+        ("(active)", None)
+    };
+    let mut steps = Vec::new();
+    let head = match &a.under {
+        Some(slug) => {
+            steps.push("(:closure :phase-of)".to_string());
+            steps.push(format!("(:intersect {base})"));
+            format!(
+                "(all) (:where (= :slug {}))",
+                tq_string(crate::store::slug::strip_depot(slug.trim()))
+            )
+        }
+        None => base.to_string(),
+    };
+    steps.extend(status_step);
+    if a.mine {
+        steps.push("(:intersect (mine))".into());
+    }
+    if a.claimed {
+        steps.push("(:where (has :claimed-by))".into());
+    }
+    for f in &a.filters {
+        steps.push(where_step(f)?);
+    }
+    steps.push(sort_step(a)?);
+    Ok(format!("(-> {head} {})", steps.join(" ")))
+}
+
 /// A field of a task object as text (`""` when absent or null).
-fn field(v: &Value, key: &str) -> String {
+pub(super) fn field(v: &Value, key: &str) -> String {
     match v.get(key) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => n.to_string(),
@@ -103,7 +225,7 @@ fn field(v: &Value, key: &str) -> String {
 /// The row of one task: slug (after `prefix`), status (coloured), name
 /// (the `name` [`add_names`] put there),
 /// observations, last update (`YYYY-MM-DD HH:MM`, UTC).
-fn task_row(prefix: &str, t: &Value) -> Vec<String> {
+pub(super) fn task_row(prefix: &str, t: &Value) -> Vec<String> {
     let status = field(t, "status");
     let slug = field(t, "slug");
     vec![
@@ -118,7 +240,8 @@ fn task_row(prefix: &str, t: &Value) -> Vec<String> {
     ]
 }
 
-const TASK_HEADERS: [&str; 5] = ["slug", "status", "name", "obs", "updated (UTC)"];
+/// The columns of a task table.
+pub(super) const TASK_HEADERS: [&str; 5] = ["slug", "status", "name", "obs", "updated (UTC)"];
 
 /// The flat table of `tasks` (objects with slug, status, name, obs-count,
 /// updated-ts), or `No tasks.` when there are none.
@@ -130,73 +253,20 @@ pub fn task_table(tasks: &[Value]) -> String {
     table::render(&TASK_HEADERS, &rows)
 }
 
-/// The tree table of `tasks`: each task under its parent (when the parent
-/// is in the set), in the set's order, drawn with `├─ `, `└─ ` and `│  `.
-/// Every task appears exactly once, also on a phase-of cycle.
-pub fn tree_table(tasks: &[Value]) -> String {
-    if tasks.is_empty() {
-        return "No tasks.".to_string();
-    }
-    let slugs: BTreeSet<String> = tasks.iter().map(|t| field(t, "slug")).collect();
-    let mut children: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
-    let mut roots = Vec::new();
-    for t in tasks {
-        let parent = field(t, "parent");
-        if !parent.is_empty() && slugs.contains(&parent) && parent != field(t, "slug") {
-            children.entry(parent).or_default().push(t);
-        } else {
-            roots.push(t);
-        }
-    }
-    let mut rows = Vec::new();
-    let mut seen = BTreeSet::new();
-    for r in &roots {
-        walk(r, "", None, &children, &mut seen, &mut rows);
-    }
-    // Tasks on a phase-of cycle have no root: each starts a tree of its own.
-    for t in tasks {
-        if !seen.contains(&field(t, "slug")) {
-            walk(t, "", None, &children, &mut seen, &mut rows);
-        }
-    }
-    table::render(&TASK_HEADERS, &rows)
-}
-
-/// Depth-first rows of `t` and its children; `last` is None for a root.
-fn walk(
-    t: &Value,
-    indent: &str,
-    last: Option<bool>,
-    children: &BTreeMap<String, Vec<&Value>>,
-    seen: &mut BTreeSet<String>,
-    rows: &mut Vec<Vec<String>>,
-) {
-    let slug = field(t, "slug");
-    if !seen.insert(slug.clone()) {
-        return; // a phase-of cycle: each task once
-    }
-    let (branch, next) = match last {
-        None => (String::new(), String::new()),
-        Some(true) => (format!("{indent}└─ "), format!("{indent}   ")),
-        Some(false) => (format!("{indent}├─ "), format!("{indent}│  ")),
-    };
-    rows.push(task_row(&branch, t));
-    if let Some(kids) = children.get(&slug) {
-        for (i, k) in kids.iter().enumerate() {
-            walk(k, &next, Some(i + 1 == kids.len()), children, seen, rows);
-        }
-    }
-}
-
 /// Runs `text` for the JSON path; a query error as its one-line message.
-fn run(engine: &Engine, store: &Store, session: &Session, text: &str) -> Result<Value, String> {
+pub(super) fn run(
+    engine: &Engine,
+    store: &Store,
+    session: &Session,
+    text: &str,
+) -> Result<Value, String> {
     run_json(engine, store, session, text, Surface::Read).map_err(|d| d.render_plain())
 }
 
 /// Adds `"name"` to each task object of `tasks`: its `display-name` when
 /// one is set (differs from the slug), else the name typed when it was
 /// created (`store::read::typed_name`), else `null`. Errors: a store read.
-fn add_names(store: &Store, tasks: &mut Value) -> anyhow::Result<()> {
+pub(super) fn add_names(store: &Store, tasks: &mut Value) -> anyhow::Result<()> {
     let Some(list) = tasks.as_array_mut() else {
         return Ok(());
     };
@@ -226,13 +296,38 @@ fn print_tasks(tasks: Value, json: bool, draw: fn(&[Value]) -> String) -> anyhow
     Ok(ExitCode::SUCCESS)
 }
 
-fn fail(msg: &str) -> anyhow::Result<ExitCode> {
+/// Prints `msg` on stderr; exit 1.
+pub(super) fn fail(msg: &str) -> anyhow::Result<ExitCode> {
     emit_err(msg.trim_end());
     Ok(ExitCode::from(1))
 }
 
-/// `cairn ls`.
+/// `query` with `step` added as its last step (`query` is an `(-> ...)`).
+pub(super) fn with_step(query: &str, step: &str) -> String {
+    match query.strip_suffix(')') {
+        Some(head) if query.starts_with("(->") => format!("{head} {step})"),
+        _ => format!("(-> {query} {step})"),
+    }
+}
+
+/// Prints the closing `N more; --limit 0 for all.` line when `left > 0`.
+fn more_line(left: usize) -> anyhow::Result<()> {
+    if left > 0 {
+        emit(&format!("{left} more; --limit 0 for all."))?;
+    }
+    Ok(())
+}
+
+/// `cairn ls`: a bad `--where`/`--sort` is a usage error (exit 2, its
+/// sentence); `--under` an unknown task `No task SLUG.` (exit 1).
 pub(super) fn ls_cmd(flag: Option<&Path>, a: &LsArgs) -> anyhow::Result<ExitCode> {
+    let query = match ls_query(a) {
+        Ok(q) => q,
+        Err(e) => {
+            emit_err(&format!("error: {e}"));
+            return Ok(ExitCode::from(2));
+        }
+    };
     let cx = Cx::open_read(flag)?;
     if let Some(slug) = &a.under {
         let bare = crate::store::slug::strip_depot(slug.trim());
@@ -240,10 +335,73 @@ pub(super) fn ls_cmd(flag: Option<&Path>, a: &LsArgs) -> anyhow::Result<ExitCode
             return fail(&format!("No task {bare}."));
         }
     }
-    match run(&cx.engine, &cx.store, &cx.session, &ls_query(a)) {
+    let limit = a.limit.unwrap_or(if a.out.json { 0 } else { LS_LIMIT });
+    if a.tree {
+        let mut v = match run(&cx.engine, &cx.store, &cx.session, &query) {
+            Ok(v) => v,
+            Err(e) => return fail(&e),
+        };
+        add_names(&cx.store, &mut v)?;
+        let list = v.as_array().cloned().unwrap_or_default();
+        let waits = match super::tree::waits(&cx, &list) {
+            Ok(w) => w,
+            Err(e) => return fail(&e),
+        };
+        if a.out.json {
+            let mut list = list;
+            for t in &mut list {
+                let w = waits.get(&field(t, "slug")).cloned().unwrap_or_default();
+                if let Value::Object(m) = t {
+                    m.insert("waits-on".into(), serde_json::json!(w));
+                }
+            }
+            super::tree::cut(&mut list, limit);
+            emit(&serde_json::to_string_pretty(&list)?)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        let (text, left) = super::tree::ls_tree(&list, &waits, limit);
+        emit_styled(&text)?;
+        more_line(left)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (page, left) = if limit == 0 {
+        (query.clone(), 0)
+    } else {
+        let total = match run(
+            &cx.engine,
+            &cx.store,
+            &cx.session,
+            &with_step(&query, "(:count)"),
+        ) {
+            Ok(v) => v.as_u64().unwrap_or(0),
+            Err(e) => return fail(&e),
+        };
+        let left = usize::try_from(total)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(limit);
+        (with_step(&query, &format!("(:take {limit})")), left)
+    };
+    match run(&cx.engine, &cx.store, &cx.session, &page) {
         Ok(mut v) => {
             add_names(&cx.store, &mut v)?;
-            print_tasks(v, a.out.json, if a.tree { tree_table } else { task_table })
+            print_tasks(v, a.out.json, task_table)?;
+            if !a.out.json {
+                more_line(left)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// Runs the task-set `query` and prints it as `cairn ls` does (a table, or
+/// with `json` the task objects); a query error on stderr, exit 1.
+pub(super) fn tasks_cmd(flag: Option<&Path>, query: &str, json: bool) -> anyhow::Result<ExitCode> {
+    let cx = Cx::open_read(flag)?;
+    match run(&cx.engine, &cx.store, &cx.session, query) {
+        Ok(mut v) => {
+            add_names(&cx.store, &mut v)?;
+            print_tasks(v, json, task_table)
         }
         Err(e) => fail(&e),
     }
@@ -257,8 +415,29 @@ pub const READY_ALL: &str = "(query \"ready\")";
 /// tasks of SLUG's plan (its children, else its siblings).
 pub const READY_IN_PLAN: &str = "(-> (query \"plan\") (:intersect (query \"ready\")))";
 
-/// `cairn ready`.
+/// `cairn ready [SLUG] [--claim [--for DURATION]]`.
 pub(super) fn ready_cmd(flag: Option<&Path>, a: &ReadyArgs) -> anyhow::Result<ExitCode> {
+    if a.claim {
+        let mut cx = Cx::open(flag)?;
+        let secs = a.lease.unwrap_or(super::claims::DEFAULT_LEASE);
+        let set = match &a.slug {
+            Some(slug) => {
+                if let Err(msg) = super::query::select_current(&cx.store, &mut cx.session, slug) {
+                    return fail(&msg);
+                }
+                READY_IN_PLAN
+            }
+            None => READY_ALL,
+        };
+        let before = cx.session.current.clone();
+        let out = super::claims::claim_first(&mut cx, set, secs)?;
+        if out.is_error {
+            // Nothing claimed: the current task stays as it was.
+            cx.session.current = before;
+            cx.save_current()?;
+        }
+        return super::verbs::print_outcome(&out, a.out.json);
+    }
     let mut cx = Cx::open_read(flag)?;
     let q = match &a.slug {
         Some(slug) => {
@@ -361,46 +540,40 @@ mod tests {
         assert_eq!(tq_string(r#"a"b\c"#), r#""a\"b\\c""#);
     }
 
-    fn task(slug: &str, parent: Option<&str>) -> Value {
-        serde_json::json!({"slug": slug, "status": "active", "parent": parent, "obs-count": 0})
-    }
-
-    #[test]
-    fn tree_nests_and_survives_cycles() {
-        let plain = |s: String| anstream::adapter::strip_str(&s).to_string();
-        let tasks = vec![
-            task("a", None),
-            task("b", Some("a")),
-            task("c", Some("b")),
-            task("d", Some("a")),
-            task("x", Some("y")),
-            task("y", Some("x")),
-        ];
-        assert_eq!(
-            plain(tree_table(&tasks)),
-            "slug     status  name  obs  updated (UTC)\n\
-             a        active        0\n\
-             ├─ b     active        0\n\
-             │  └─ c  active        0\n\
-             └─ d     active        0\n\
-             x        active        0\n\
-             └─ y     active        0"
-        );
-        assert_eq!(tree_table(&[]), "No tasks.");
-    }
-
     #[test]
     fn ls_queries() {
         let a = LsArgs {
-            all: false,
             dormant: true,
             under: Some("x\"y".into()),
             tree: true,
-            out: JsonFlag { json: false },
+            ..LsArgs::default()
         };
         assert_eq!(
-            ls_query(&a),
+            ls_query(&a).unwrap(),
             r#"(-> (all) (:where (= :slug "x\"y")) (:closure :phase-of) (:intersect (dormant)) (:sort :created-ts :asc))"#
         );
+        let b = LsArgs {
+            status: vec!["blocked".into(), "open".into()],
+            filters: vec!["priority=high".into(), "obs-count=2".into()],
+            mine: true,
+            claimed: true,
+            sort: Some("created:desc".into()),
+            ..LsArgs::default()
+        };
+        assert_eq!(
+            ls_query(&b).unwrap(),
+            r#"(-> (all) (:where (or (= :status "blocked") (= :status "open"))) (:intersect (mine)) (:where (has :claimed-by)) (:where (= :priority "high")) (:where (= :obs-count 2)) (:sort :created-ts :desc))"#
+        );
+        let bad = |f: &str| LsArgs {
+            filters: vec![f.into()],
+            ..LsArgs::default()
+        };
+        assert!(ls_query(&bad("priority")).is_err());
+        assert!(ls_query(&bad("a b=c")).is_err());
+        let sort = LsArgs {
+            sort: Some("(x".into()),
+            ..LsArgs::default()
+        };
+        assert!(ls_query(&sort).is_err());
     }
 }

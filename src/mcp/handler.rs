@@ -51,7 +51,10 @@ impl ServerHandler for CairnServer {
                 .build(),
         )
         .with_server_info(Implementation::new("cairn", env!("CARGO_PKG_VERSION")))
-        .with_instructions(INSTRUCTIONS)
+        .with_instructions(match self.scratch_note() {
+            Some(note) => format!("{INSTRUCTIONS}\n{note}"),
+            None => INSTRUCTIONS.to_string(),
+        })
     }
 
     async fn initialize(
@@ -115,7 +118,10 @@ impl ServerHandler for CairnServer {
             ),
         };
         self.forward_logs(&context.peer, logs).await;
-        let out = result?;
+        let mut out = result?;
+        if let Some(note) = self.first_scratch_note() {
+            out.text = format!("{note}\n\n{}", out.text);
+        }
         let content = vec![ContentBlock::text(out.text)];
         Ok(if out.is_error {
             CallToolResult::error(content)

@@ -28,6 +28,9 @@ pub struct ServeOptions {
     /// Whether a client's roots may choose the store: false when `--db` or
     /// `CAIRN_DB` pinned it (spec/mcp.md "Roots").
     pub follow_roots: bool,
+    /// The store is the global scratch store (started outside any project):
+    /// the session says so in its instructions and first tool answer.
+    pub scratch: bool,
     /// `cairn serve --as NAME`: the session's agent name as given, instead
     /// of the client's name plus a session id (spec/tq.md §9).
     pub agent: Option<String>,
@@ -92,6 +95,7 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         engine: Engine::new(),
         root: opts.root,
     })
+    .with_scratch(opts.scratch)
     .with_roots(if opts.follow_roots {
         RootsPolicy::Follow
     } else {

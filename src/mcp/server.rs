@@ -65,6 +65,10 @@ pub struct CairnServer {
     pub(super) roots_lock: Arc<tokio::sync::Mutex<()>>,
     pub(super) log_level: Arc<LevelCell>,
     pub(super) subs: Subscriptions,
+    /// The global scratch store this server was started on (outside any
+    /// project: no repository, no roots; issue 27), and whether a tool
+    /// answer has said so yet this session.
+    pub(super) scratch: Option<(PathBuf, Arc<AtomicBool>)>,
 }
 
 impl CairnServer {
@@ -85,7 +89,36 @@ impl CairnServer {
             roots_lock: Arc::new(tokio::sync::Mutex::new(())),
             log_level: Arc::new(LevelCell::default()),
             subs: Subscriptions::default(),
+            scratch: None,
         }
+    }
+
+    /// The same server, started on the global scratch store (outside any
+    /// project): while the session still uses that store, its
+    /// `instructions` and its first tool answer say where it writes.
+    pub fn with_scratch(mut self, scratch: bool) -> CairnServer {
+        self.scratch = scratch.then(|| (self.db_path(), Arc::new(AtomicBool::new(false))));
+        self
+    }
+
+    /// The sentence saying this session writes to the global scratch store,
+    /// while it does (`None` in a project, or once roots moved it to one).
+    pub fn scratch_note(&self) -> Option<String> {
+        let (db, _) = self.scratch.as_ref()?;
+        (self.db_path() == *db).then(|| {
+            format!(
+                "Note: this server was started outside any project (no repository, no roots), so it writes to the global scratch store at {}; start it in your project's directory to keep the plan with the project.",
+                db.display()
+            )
+        })
+    }
+
+    /// [`Self::scratch_note`] the first time it is asked for in a session,
+    /// then `None`.
+    pub fn first_scratch_note(&self) -> Option<String> {
+        let note = self.scratch_note()?;
+        let (_, said) = self.scratch.as_ref()?;
+        (!said.swap(true, std::sync::atomic::Ordering::SeqCst)).then_some(note)
     }
 
     /// The session's agent identity (spec/tq.md §9), once known.

@@ -88,6 +88,7 @@ pub struct WeakServer {
     roots_lock: Arc<tokio::sync::Mutex<()>>,
     log_level: Arc<LevelCell>,
     subs: Subscriptions,
+    scratch: Option<(std::path::PathBuf, Arc<AtomicBool>)>,
 }
 
 impl WeakServer {
@@ -102,6 +103,7 @@ impl WeakServer {
             roots_lock: self.roots_lock.clone(),
             log_level: self.log_level.clone(),
             subs: self.subs.clone(),
+            scratch: self.scratch.clone(),
         })
     }
 }
@@ -128,6 +130,7 @@ impl CairnServer {
             roots_lock: self.roots_lock.clone(),
             log_level: self.log_level.clone(),
             subs: self.subs.clone(),
+            scratch: self.scratch.clone(),
         }
     }
 

@@ -196,7 +196,7 @@ static TOOLS: [ToolSpec; 14] = [
         name: "task_set_metadata",
         capability: Capability::Write,
         summary: "Set a free key/value on a task.",
-        description: "Set a free key/value on the current task (or task_id) — e.g. acceptance, objective, display-name, tags; setting a key again overwrites it, and every key becomes a queryable TQ field.",
+        description: "Set a free key/value on the current task (or task_id) — e.g. acceptance, objective, display-name, tags; setting a key again overwrites it, and every key becomes a queryable TQ field. The key description replaces the task's description instead.",
         signature: "task_set_metadata(key, value, task_id?)",
         read_only: false,
         destructive: false,

@@ -197,8 +197,15 @@ fn edge_line(ctx: &mut ToolCtx<'_>, a: EdgeArgs, link: bool) -> Done {
     Ok(ToolOutcome::with(text, &out))
 }
 
+/// The `task_set_metadata` key that sets the task's description
+/// (`task.update-description`) instead of a metadata value.
+pub const DESCRIPTION_KEY: &str = "description";
+
 /// `task_set_metadata(key, value, task_id?)`: records one `task.set-metadata`
-/// (a null value is stored as ""); `Set KEY on SLUG.`
+/// (a null value is stored as ""); `Set KEY on SLUG.` The key `description`
+/// is the task's description, not metadata: it records one
+/// `task.update-description` (issue 27: before, a description could never
+/// change after creation).
 /// Errors: `key is required.`, the no-current line, `No task SLUG.`,
 /// `key must not contain control characters.`,
 /// `SLUG is reserved; it is not a task.`,
@@ -215,7 +222,11 @@ fn set_metadata_line(ctx: &mut ToolCtx<'_>, a: SetMetadataArgs) -> Done {
     let value = a.value.unwrap_or_default();
     check_len("value", &value, limits::TEXT)?;
     let slug = ctx.write_target(a.task_id.as_deref())?;
-    let ev = NewEvent::set_metadata(&ctx.session.id, ctx.clock.now(), &slug, key, &value);
+    let ev = if key == DESCRIPTION_KEY {
+        NewEvent::update_description(&ctx.session.id, ctx.clock.now(), &slug, &value)
+    } else {
+        NewEvent::set_metadata(&ctx.session.id, ctx.clock.now(), &slug, key, &value)
+    };
     ctx.store.write(&[ev]).map_err(store_err)?;
     let text = format!("Set {key} on {slug}.");
     let out = MetadataSet {
