@@ -14,8 +14,20 @@ use std::path::{Path, PathBuf};
 /// layers"); a file may import its own layer or one below.
 const STORE_LAYERS: [&[&str]; 6] = [
     &[
-        "error", "model", "event", "slug", "schema", "location", "search", "read", "log/mod",
-        "log/line", "log/safe", "pg/schema", "pg/target",
+        "error",
+        "model",
+        "event",
+        "slug",
+        "schema",
+        "location",
+        "search",
+        "read",
+        "log/mod",
+        "log/line",
+        "log/safe",
+        "pg/schema",
+        "pg/target",
+        "pg/case_fold",
     ],
     &["reader", "handle", "log/marks", "pg/connect", "pg/handle"],
     &["split", "fold", "refold", "pg/fold"],

@@ -6,6 +6,7 @@ pub mod check;
 pub mod diagnostic;
 pub mod engine;
 pub mod exec;
+pub mod exec_pg;
 pub mod front;
 pub mod ir;
 pub mod json;

@@ -1,0 +1,188 @@
+//! The engine's doors on PostgreSQL (issue 21; spec/team.md "The same on
+//! both engines"): the same compile → plan → IR → rewrites as on SQLite,
+//! lowered through [`POSTGRES`](crate::tq::sql::POSTGRES) and run on a
+//! [`PgStore`] as ONE statement, its rows read into the same [`Output`]
+//! (`exec_pg.rs`), so the text and the structured results are SQLite's.
+//!
+//! A read query runs in one `READ ONLY`, `REPEATABLE READ` transaction: the
+//! catalog statement (metadata keys, user views; the same statement as on
+//! SQLite) and then the query's statement, under `statement_timeout` set to
+//! what is left of the time limit. Past it the answer is the same sentence
+//! as SQLite's ([`Engine::limit_error`]).
+
+use std::time::Instant;
+
+use super::{Engine, Explain, ExplainedStatement};
+use crate::session::Session;
+use crate::store::pg::PgStore;
+use crate::tq::ast::{Query, Surface};
+use crate::tq::diagnostic::Diagnostic;
+use crate::tq::exec::{self, Deadline};
+use crate::tq::exec_pg;
+use crate::tq::front;
+use crate::tq::ir::Options;
+use crate::tq::render::{Output, TEXT_BUDGET, render};
+
+impl Engine {
+    /// Compiles and runs `text` on `surface` against the PostgreSQL store
+    /// `store`; `Ok` is the text of spec/tq.md §4, byte-identical to
+    /// [`Engine::run`] on a SQLite store holding the same events.
+    /// Errors: the diagnostic (parse, query, time limit, or execution),
+    /// worded as on SQLite.
+    pub fn run_pg(
+        &self,
+        store: &PgStore,
+        session: &Session,
+        text: &str,
+        surface: Surface,
+    ) -> Result<String, Diagnostic> {
+        let opts = self.options(Some(TEXT_BUDGET));
+        self.run_with_pg(store, session, surface, &opts, |keys| {
+            front::compile(text, keys)
+        })
+        .map(|o| render(&o))
+    }
+
+    /// [`Engine::run_pg`]'s structured result (as [`Engine::run_value`]).
+    pub fn run_value_pg(
+        &self,
+        store: &PgStore,
+        session: &Session,
+        text: &str,
+        surface: Surface,
+    ) -> Result<Output, Diagnostic> {
+        let opts = self.options(None);
+        self.run_with_pg(store, session, surface, &opts, |keys| {
+            front::compile(text, keys)
+        })
+    }
+
+    /// Plans and runs an already typed `query` on PostgreSQL (as
+    /// [`Engine::run_query_value`]).
+    pub fn run_query_value_pg(
+        &self,
+        store: &PgStore,
+        session: &Session,
+        query: &Query,
+        surface: Surface,
+    ) -> Result<Output, Diagnostic> {
+        let opts = self.options(None);
+        self.run_with_pg(store, session, surface, &opts, |_| Ok(query.clone()))
+    }
+
+    /// [`Engine::run_value_pg`] under explicit optimizer options (the
+    /// differential tests run both `enabled` and not).
+    pub fn run_value_pg_with(
+        &self,
+        store: &PgStore,
+        session: &Session,
+        text: &str,
+        surface: Surface,
+        opts: &Options,
+    ) -> Result<Output, Diagnostic> {
+        self.run_with_pg(store, session, surface, opts, |keys| {
+            front::compile(text, keys)
+        })
+    }
+
+    fn run_with_pg(
+        &self,
+        store: &PgStore,
+        session: &Session,
+        surface: Surface,
+        opts: &Options,
+        compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
+    ) -> Result<Output, Diagnostic> {
+        if self.cancel.is_cancelled() {
+            return Err(self.cancelled_error());
+        }
+        let deadline = Instant::now() + self.time_limit;
+        let fetched = {
+            let mut client = store.client();
+            let mut tx = exec_pg::read_transaction(&mut client, Some(self.time_limit))
+                .map_err(|e| self.exec_diag(e))?;
+            let (keys, views) = exec_pg::read_catalog(&mut tx).map_err(|e| self.exec_diag(e))?;
+            let prepared = self.plan_with(keys, views, session, surface, compile)?;
+            if prepared.plan.writes() {
+                drop(tx);
+                drop(client);
+                return self.execute_write_pg(store, session, &prepared.plan);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(self.limit_error());
+            }
+            exec_pg::set_limit(&mut tx, left).map_err(|e| self.exec_diag(e))?;
+            let st = exec_pg::read_statement_with(&prepared.plan, opts);
+            let out = exec_pg::fetch_rows(&mut tx, &st, &prepared.plan.main);
+            let _ = tx.commit();
+            out.map_err(|e| self.exec_diag(e))?
+        };
+        let shaping = Deadline::at(deadline).with_pause(self.shaping_pause);
+        exec::shape(fetched, &shaping).map_err(|e| self.exec_diag(e))
+    }
+
+    /// A write plan on PostgreSQL: not yet (issue 21 part 2); the sentence
+    /// says so and nothing is written.
+    fn execute_write_pg(
+        &self,
+        _store: &PgStore,
+        _session: &Session,
+        _plan: &crate::tq::plan::Plan,
+    ) -> Result<Output, Diagnostic> {
+        Err(Diagnostic::query(
+            "write queries are not supported on PostgreSQL yet; nothing was written.",
+            None,
+        ))
+    }
+
+    /// The statement `text` compiles to on `surface` against `store`, with
+    /// its parameters and PostgreSQL's `EXPLAIN` lines (nothing is
+    /// executed); the IR before and after the rewrites as
+    /// [`Engine::explain`]. Errors: the diagnostic; a write query is
+    /// refused as [`Engine::run_pg`] refuses it.
+    pub fn explain_pg(
+        &self,
+        store: &PgStore,
+        session: &Session,
+        text: &str,
+        surface: Surface,
+    ) -> Result<Explain, Diagnostic> {
+        let (keys, views) = {
+            let mut client = store.client();
+            let mut tx = exec_pg::read_transaction(&mut client, Some(self.time_limit))
+                .map_err(|e| self.exec_diag(e))?;
+            let c = exec_pg::read_catalog(&mut tx).map_err(|e| self.exec_diag(e))?;
+            let _ = tx.commit();
+            c
+        };
+        let prepared =
+            self.plan_with(keys, views, session, surface, |k| front::compile(text, k))?;
+        if prepared.plan.writes() {
+            return self
+                .execute_write_pg(store, session, &prepared.plan)
+                .map(|_| Explain {
+                    ir: None,
+                    optimized: None,
+                    rules: Vec::new(),
+                    statements: Vec::new(),
+                });
+        }
+        let opts = self.options(Some(TEXT_BUDGET));
+        let naive = exec::read_ir(&prepared.plan);
+        let (after, fired) = crate::tq::ir::optimize(naive.clone(), &opts);
+        let rules = fired.0.iter().map(|(k, v)| format!("{k} ×{v}")).collect();
+        let st = crate::tq::sql::lower_ir_with(&after, &crate::tq::sql::POSTGRES);
+        let plan = exec_pg::query_plan(&mut store.client(), &st).map_err(|e| self.exec_diag(e))?;
+        Ok(Explain {
+            ir: Some(naive.to_string()),
+            optimized: Some(after.to_string()),
+            rules,
+            statements: vec![ExplainedStatement {
+                params: st.params.iter().map(|p| p.to_string()).collect(),
+                sql: st.sql,
+                plan,
+            }],
+        })
+    }
+}
