@@ -146,7 +146,7 @@ pub fn fetch(
 
 /// One column of `r` as a [`Cell`] (`ty` marks timestamps), whatever its
 /// PostgreSQL type: integers, reals, booleans (0/1) and text.
-fn cell(r: &postgres::Row, i: usize, ty: FieldType) -> Result<Cell, postgres::Error> {
+pub(crate) fn cell(r: &postgres::Row, i: usize, ty: FieldType) -> Result<Cell, postgres::Error> {
     let int = |v: Option<i64>| match v {
         None => Cell::Null,
         Some(v) if ty == FieldType::Timestamp => Cell::Ts(v),

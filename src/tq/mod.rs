@@ -12,6 +12,7 @@ pub mod ir;
 pub mod json;
 pub mod lexer;
 pub mod mutate;
+mod mutate_pg;
 pub mod parser;
 pub mod plan;
 pub mod print;

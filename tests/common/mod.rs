@@ -152,25 +152,52 @@ impl Fx {
     }
 
     /// Runs on `surface`; the text, or the plain diagnostic. In twin mode
-    /// a query that wrote nothing (and is no mutation on the write surface)
-    /// also runs on PostgreSQL and must answer the same text.
+    /// a query also runs on PostgreSQL and must answer the same text: a
+    /// query that writes nothing on the twin holding the same events; a
+    /// mutation (`!` on the write surface) on a fresh PostgreSQL copy of
+    /// the events from before it ran.
     pub fn on(&self, surface: Surface, q: &str) -> String {
-        let before = if twin_mode() { self.events() } else { 0 };
+        let mutation = surface == Surface::Write && q.contains('!');
+        let twin = twin_mode();
+        let before = if twin { self.events() } else { 0 };
+        let prior = if twin && mutation {
+            Some(cairn::store::pg::source_events(&self.store).unwrap())
+        } else {
+            None
+        };
         let out = match self.engine.run(&self.store, &self.session, q, surface) {
             Ok(t) => t,
             Err(d) => d.render_plain(),
         };
-        let mutation = surface == Surface::Write && q.contains('!');
-        if twin_mode() && !mutation && self.events() == before {
+        if let Some(prior) = prior {
+            if let Some(url) = pg::url() {
+                let target = cairn::store::pg::PgTarget::parse(&url, None).unwrap();
+                let copy = cairn::store::pg::PgStore::open(&target).unwrap();
+                copy.push(&prior, |_, _| {}).unwrap();
+                let pg = match self.engine.run_pg(&copy, &self.session, q, surface) {
+                    Ok(t) => t,
+                    Err(d) => d.render_plain(),
+                };
+                assert_eq!(
+                    pg, out,
+                    "PostgreSQL differs from SQLite on the mutation {q}"
+                );
+                self.count_twin(q);
+            }
+        } else if twin && self.events() == before {
             if let Some(pg) = self.on_pg(surface, q) {
                 assert_eq!(pg, out, "PostgreSQL differs from SQLite on {q}");
-                let n = TWIN_SAME.fetch_add(1, Ordering::SeqCst) + 1;
-                if std::env::var_os("CAIRN_TWIN_LOG").is_some() {
-                    eprintln!("twin #{n} identical: {q}");
-                }
+                self.count_twin(q);
             }
         }
         out
+    }
+
+    fn count_twin(&self, q: &str) {
+        let n = TWIN_SAME.fetch_add(1, Ordering::SeqCst) + 1;
+        if std::env::var_os("CAIRN_TWIN_LOG").is_some() {
+            eprintln!("twin #{n} identical: {q}");
+        }
     }
 
     /// Runs on the read surface.

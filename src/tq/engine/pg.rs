@@ -122,25 +122,83 @@ impl Engine {
         exec::shape(fetched, &shaping).map_err(|e| self.exec_diag(e))
     }
 
-    /// A write plan on PostgreSQL: not yet (issue 21 part 2); the sentence
-    /// says so and nothing is written.
-    fn execute_write_pg(
+    /// Runs a write plan on PostgreSQL in ONE [`PgStore::write_tx`]
+    /// transaction (target selection, appends and folds, the final rows;
+    /// the project's write lock held, retried on serialization failures),
+    /// under the time limit (`statement_timeout`); the rows are shaped
+    /// after the commit, as [`Engine::execute_write`] does on SQLite (past
+    /// the limit while shaping, the writes stand:
+    /// [`Engine::recorded_unshaped`]). Errors: the diagnostic, worded as on
+    /// SQLite; nothing is written.
+    pub fn execute_write_pg(
         &self,
-        _store: &PgStore,
-        _session: &Session,
-        _plan: &crate::tq::plan::Plan,
+        store: &PgStore,
+        session: &Session,
+        plan: &crate::tq::plan::Plan,
     ) -> Result<Output, Diagnostic> {
-        Err(Diagnostic::query(
-            "write queries are not supported on PostgreSQL yet; nothing was written.",
-            None,
-        ))
+        use crate::store::StoreError;
+        use crate::tq::mutate::WriteClock;
+        use crate::tq::mutate_pg::{self, PgWriteError};
+        let clock = self.clock;
+        let deadline = Instant::now() + self.time_limit;
+        let shaping = Deadline::at(deadline).with_pause(self.shaping_pause);
+        if self.cancel.is_cancelled() {
+            return Err(self.cancelled_error());
+        }
+        let mut failure: Option<exec::ExecError> = None;
+        let written = store.write_tx(|tx| {
+            failure = None;
+            let left = deadline.saturating_duration_since(Instant::now());
+            let run = exec_pg::set_limit(tx, left.max(std::time::Duration::from_millis(1)))
+                .map_err(PgWriteError::Exec)
+                .and_then(|()| {
+                    let now = WriteClock {
+                        stamp: clock.now(),
+                        claims: clock.claims_now(),
+                    };
+                    mutate_pg::run_write(tx, plan, session, now)
+                });
+            match run {
+                Ok(w) if self.cancel.is_cancelled() => {
+                    drop(w);
+                    failure = Some(exec::ExecError::Interrupted);
+                    Err(crate::store::pg::write::TxError::Fail(
+                        StoreError::Postgres(String::new()),
+                    ))
+                }
+                Ok(w) => Ok(w),
+                Err(PgWriteError::Exec(e)) => {
+                    failure = Some(e);
+                    Err(crate::store::pg::write::TxError::Fail(
+                        StoreError::Postgres(String::new()),
+                    ))
+                }
+                Err(PgWriteError::Tx(t)) => Err(t),
+            }
+        });
+        let written = match written {
+            Ok(w) => w,
+            Err(e) => {
+                return Err(match failure {
+                    Some(f) => self.exec_diag(f),
+                    None => super::execution_failure(e),
+                });
+            }
+        };
+        match exec::shape(written.fetched, &shaping) {
+            Ok(out) => Ok(out),
+            Err(exec::ExecError::Interrupted) if written.appended > 0 => {
+                Ok(self.recorded_unshaped(written.appended, written.tasks))
+            }
+            Err(e) => Err(self.exec_diag(e)),
+        }
     }
 
     /// The statement `text` compiles to on `surface` against `store`, with
     /// its parameters and PostgreSQL's `EXPLAIN` lines (nothing is
     /// executed); the IR before and after the rewrites as
-    /// [`Engine::explain`]. Errors: the diagnostic; a write query is
-    /// refused as [`Engine::run_pg`] refuses it.
+    /// [`Engine::explain`]; a write query's segments as on SQLite (the
+    /// carried set shown as the empty JSON array). Errors: the diagnostic.
     pub fn explain_pg(
         &self,
         store: &PgStore,
