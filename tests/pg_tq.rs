@@ -335,3 +335,23 @@ fn explain_shows_postgresqls_plan() {
     assert!(st.plan.iter().any(|l| l.contains("Scan")), "{:?}", st.plan);
     assert!(ex.optimized.is_some() && ex.ir.is_some());
 }
+
+/// Twin mode is on in `pg_*` crates and does compare: a read query counts
+/// one identical answer (fails when the fixture stops comparing, which
+/// would silently empty `pg_tq_conformance`).
+#[test]
+fn twin_mode_compares_each_read_query() {
+    assert!(common::twin_mode());
+    let mut f = Fx::new();
+    f.create("alpha");
+    if f.pg_synced().is_none() {
+        return; // PostgreSQL cannot start (not CI; the reason is printed).
+    }
+    let before = common::TWIN_SAME.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(
+        f.r("(-> (all) (:ids))"),
+        format!("1 task:\n- {}", s("alpha"))
+    );
+    let after = common::TWIN_SAME.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(after > before, "{before} -> {after}");
+}

@@ -8,25 +8,3 @@
 
 #[path = "tq_conformance.rs"]
 mod cases;
-
-/// The same fixture (a second copy, in twin mode as the cases' copy).
-mod common;
-
-/// Twin mode is on in this crate and does compare: a read query counts one
-/// identical answer (fails when the fixture stops comparing).
-#[test]
-fn twin_mode_compares_each_read_query() {
-    assert!(common::twin_mode());
-    let mut f = common::Fx::new();
-    f.create("alpha");
-    if f.pg_synced().is_none() {
-        return; // PostgreSQL cannot start (not CI; the reason is printed).
-    }
-    let before = common::TWIN_SAME.load(std::sync::atomic::Ordering::SeqCst);
-    assert_eq!(
-        f.r("(-> (all) (:ids))"),
-        format!("1 task:\n- {}", common::s("alpha"))
-    );
-    let after = common::TWIN_SAME.load(std::sync::atomic::Ordering::SeqCst);
-    assert!(after > before, "{before} -> {after}");
-}

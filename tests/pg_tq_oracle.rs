@@ -109,9 +109,8 @@ fn run_property(queries: impl Strategy<Value = Vec<Query>>) {
         ..Config::default()
     });
     let result = runner.run(&(model(), queries, 0usize..12), |(m, qs, cur)| {
-        match check_model(&m, &qs, cur) {
-            Some(Err(e)) => prop_assert!(false, "{}", e),
-            Some(Ok(())) | None => {}
+        if let Some(Err(e)) = check_model(&m, &qs, cur) {
+            prop_assert!(false, "{}", e);
         }
         Ok(())
     });

@@ -184,11 +184,12 @@ impl Fx {
                 );
                 self.count_twin(q);
             }
-        } else if twin && self.events() == before {
-            if let Some(pg) = self.on_pg(surface, q) {
-                assert_eq!(pg, out, "PostgreSQL differs from SQLite on {q}");
-                self.count_twin(q);
-            }
+        } else if twin
+            && self.events() == before
+            && let Some(pg) = self.on_pg(surface, q)
+        {
+            assert_eq!(pg, out, "PostgreSQL differs from SQLite on {q}");
+            self.count_twin(q);
         }
         out
     }

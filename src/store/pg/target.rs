@@ -123,7 +123,7 @@ pub fn redact(url: &str) -> String {
         let parts: Vec<String> = q
             .split('&')
             .map(|kv| match kv.split_once('=') {
-                Some((k, _)) if k == "password" => "password=***".to_string(),
+                Some(("password", _)) => "password=***".to_string(),
                 _ => kv.to_string(),
             })
             .collect();
