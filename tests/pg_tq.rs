@@ -355,3 +355,44 @@ fn twin_mode_compares_each_read_query() {
     let after = common::TWIN_SAME.load(std::sync::atomic::Ordering::SeqCst);
     assert!(after > before, "{before} -> {after}");
 }
+
+/// An MCP cancellation stops a running PostgreSQL statement (read or
+/// write) within a moment, with the same sentence as on SQLite, and a
+/// cancelled write records nothing.
+#[test]
+fn a_cancelled_query_stops_and_writes_nothing_on_postgresql() {
+    let mut f = Fx::new();
+    let sid = f.session.id.clone();
+    f.write(common::heavy_events(&sid));
+    let p = r#"(all (:follow :related) (all (:follow :related) (all (:follow :related) (all (:follow :related) (all (:follow :related) (matches :slug "2026"))))))"#;
+    let Some(slot) = f.pg_synced() else { return };
+    let pg = slot.as_ref().unwrap();
+    let before = pg.event_count().unwrap();
+    for (q, surface) in [
+        (format!("(-> (all) (:where {p}) (:count))"), Surface::Read),
+        (
+            format!(r#"(-> (all) (:where {p}) (:set-status! "blocked"))"#),
+            Surface::Write,
+        ),
+    ] {
+        let mut engine = Engine::new();
+        engine.time_limit = Duration::from_secs(30);
+        let flag = engine.cancel.clone();
+        let raiser = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(200));
+            flag.cancel();
+        });
+        let t = Instant::now();
+        let got = match engine.run_pg(pg, &f.session, &q, surface) {
+            Ok(t) => t,
+            Err(d) => d.render_plain(),
+        };
+        raiser.join().unwrap();
+        assert_eq!(
+            got,
+            "Query error: the query was cancelled; nothing was written."
+        );
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+    }
+    assert_eq!(pg.event_count().unwrap(), before);
+}

@@ -23,6 +23,51 @@ use crate::tq::front;
 use crate::tq::ir::Options;
 use crate::tq::render::{Output, TEXT_BUDGET, render};
 
+/// While alive, cancels the statement running on `store`'s connection when
+/// the engine's [`Cancel`](super::Cancel) flag is raised (checked every
+/// [`CANCEL_TICK`](super::CANCEL_TICK)); the statement then fails with
+/// SQLSTATE 57014, which reads as the cancellation sentence.
+struct Watchdog {
+    stop: Option<std::sync::mpsc::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Watchdog {
+    fn start(engine: &Engine, store: &PgStore, token: postgres::CancelToken) -> Watchdog {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let cancel = engine.cancel.clone();
+        let target = store.target().clone();
+        let thread = std::thread::spawn(move || {
+            loop {
+                match stopped.recv_timeout(super::CANCEL_TICK) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        if cancel.is_cancelled() {
+                            let _ = crate::store::pg::connect::cancel_query(&target, &token);
+                            break;
+                        }
+                    }
+                    _ => break,
+                }
+            }
+        });
+        Watchdog {
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Watchdog {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
 impl Engine {
     /// Compiles and runs `text` on `surface` against the PostgreSQL store
     /// `store`; `Ok` is the text of spec/tq.md §4, byte-identical to
@@ -99,12 +144,14 @@ impl Engine {
         let deadline = Instant::now() + self.time_limit;
         let fetched = {
             let mut client = store.client();
+            let _watchdog = Watchdog::start(self, store, client.cancel_token());
             let mut tx = exec_pg::read_transaction(&mut client, Some(self.time_limit))
                 .map_err(|e| self.exec_diag(e))?;
             let (keys, views) = exec_pg::read_catalog(&mut tx).map_err(|e| self.exec_diag(e))?;
             let prepared = self.plan_with(keys, views, session, surface, compile)?;
             if prepared.plan.writes() {
                 drop(tx);
+                drop(_watchdog);
                 drop(client);
                 return self.execute_write_pg(store, session, &prepared.plan);
             }
@@ -146,6 +193,8 @@ impl Engine {
             return Err(self.cancelled_error());
         }
         let mut failure: Option<exec::ExecError> = None;
+        let token = store.client().cancel_token();
+        let _watchdog = Watchdog::start(self, store, token);
         let written = store.write_tx(|tx| {
             failure = None;
             let left = deadline.saturating_duration_since(Instant::now());
@@ -176,11 +225,14 @@ impl Engine {
                 Err(PgWriteError::Tx(t)) => Err(t),
             }
         });
+        drop(_watchdog);
         let written = match written {
             Ok(w) => w,
             Err(e) => {
                 return Err(match failure {
                     Some(f) => self.exec_diag(f),
+                    // A cancel that reached the server at the commit.
+                    None if self.cancel.is_cancelled() => self.cancelled_error(),
                     None => super::execution_failure(e),
                 });
             }
