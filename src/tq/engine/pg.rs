@@ -38,15 +38,12 @@ impl Watchdog {
         let cancel = engine.cancel.clone();
         let target = store.target().clone();
         let thread = std::thread::spawn(move || {
-            loop {
-                match stopped.recv_timeout(super::CANCEL_TICK) {
-                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                        if cancel.is_cancelled() {
-                            let _ = crate::store::pg::connect::cancel_query(&target, &token);
-                            break;
-                        }
-                    }
-                    _ => break,
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                stopped.recv_timeout(super::CANCEL_TICK)
+            {
+                if cancel.is_cancelled() {
+                    let _ = crate::store::pg::connect::cancel_query(&target, &token);
+                    break;
                 }
             }
         });
