@@ -396,3 +396,18 @@ fn a_cancelled_query_stops_and_writes_nothing_on_postgresql() {
     }
     assert_eq!(pg.event_count().unwrap(), before);
 }
+
+/// Reflection rows carried over a mutation step that adds a metadata key
+/// keep their names on PostgreSQL (their ids are stable across the write
+/// query's statements; a rank would shift and name `aaa` instead of `zed`).
+#[test]
+fn carried_reflection_rows_keep_their_names_when_a_step_adds_a_key() {
+    let mut f = Fx::new();
+    f.create("a");
+    f.meta("a", "priority", "high");
+    f.meta("a", "zed", "1");
+    let q =
+        r#"(-> (fields) (:where (= :origin "metadata")) (:union (all)) (:set! :aaa "v") (:ids))"#;
+    // Twin mode runs it on a PostgreSQL copy too and asserts the same text.
+    assert_eq!(f.w(q), format!("3 tasks:\n- {}\n- priority\n- zed", s("a")));
+}

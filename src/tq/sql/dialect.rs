@@ -51,10 +51,13 @@ pub trait Dialect: Sync {
     fn null_text(&self) -> &'static str;
     /// The text expression `e` as a sort key in byte order.
     fn sort_text(&self, e: &str) -> String;
-    /// A stable negative-id ordinal of each metadata key in `SELECT ... FROM
-    /// task_metadata ... GROUP BY key` (distinct per key).
+    /// `k` in a metadata key's reflection id `-(4000000000 + k)`, in
+    /// `SELECT ... FROM task_metadata ... GROUP BY key`: distinct per key
+    /// and stable while a write query adds keys.
     fn meta_key_ordinal(&self) -> &'static str;
-    /// A distinct ordinal of each row of `SELECT ... FROM named_views`.
+    /// `k` in a user view's reflection id `-(2000000000 + k)`, in `SELECT
+    /// ... FROM named_views`: distinct per view, stable while a write query
+    /// defines views, and above every metadata key's id.
     fn view_ordinal(&self) -> &'static str;
     /// True when a recursive CTE may name itself in more than one arm
     /// (SQLite); false when it must name itself once, in the last arm

@@ -103,14 +103,19 @@ impl Dialect for Postgres {
         format!("({e}) COLLATE \"C\"")
     }
 
-    /// The key's rank among the keys the arm reads (PostgreSQL has no
-    /// rowid): distinct per key within one statement.
+    /// PostgreSQL has no rowid: a 60-bit hash of the key, stable across the
+    /// statements of one write query (a carried reflection row keeps its
+    /// id when a step adds a key), placed below the user views' ids so ties
+    /// between kinds order as on SQLite (metadata keys first). Two keys
+    /// share an id with probability about n²/2⁶¹.
     fn meta_key_ordinal(&self) -> &'static str {
-        "ROW_NUMBER() OVER (ORDER BY key)"
+        "(1152921504606846976 + (hashtextextended(key, 0) & 1152921504606846975))"
     }
 
+    /// A 60-bit hash of the name (as [`Postgres::meta_key_ordinal`]),
+    /// between the metadata keys' ids and the built-in views'.
     fn view_ordinal(&self) -> &'static str {
-        "ROW_NUMBER() OVER (ORDER BY name)"
+        "((hashtextextended(name, 0) & 1152921504606846975) + 2000000000)"
     }
 
     fn multi_recursive_arms(&self) -> bool {
