@@ -11,6 +11,8 @@
 //! - JSON is built with `json_build_array`/`json_agg` and read with
 //!   `jsonb_array_elements`;
 //! - a recursive CTE names itself once (the closure's steps are one arm);
+//! - no rowid: reflection ids of metadata keys and user views are 60-bit
+//!   hashes of their names (stable across a write query's statements);
 //! - `tq_fold` and `tq_missing_current` are SQL functions of the project's
 //!   schema (`store/pg/schema.rs`, `store/pg/case_fold.rs`).
 
