@@ -27,6 +27,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "log/safe",
         "pg/schema",
         "pg/target",
+        "pg/case_fold",
     ],
     &["reader", "handle", "log/marks", "pg/connect", "pg/handle"],
     &["split", "fold", "refold", "pg/fold"],

@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde::Serialize;
 
+mod pg;
+
 use super::ast::{Query, Surface};
 use super::diagnostic::{DiagKind, Diagnostic};
 use super::exec::{self, ExecError};
@@ -250,6 +252,7 @@ impl Engine {
             ExecError::Interrupted if self.cancel.is_cancelled() => self.cancelled_error(),
             ExecError::Interrupted => self.limit_error(),
             ExecError::Sqlite(e) => execution_failure(e),
+            ExecError::Postgres(e) => execution_failure(e),
         }
     }
 

@@ -47,6 +47,16 @@ pub enum ExecError {
     /// Any other SQLite failure (not the user's fault).
     #[error(transparent)]
     Sqlite(#[from] rusqlite::Error),
+    /// Any other PostgreSQL failure (not the user's fault): the server's
+    /// message.
+    #[error("{0}")]
+    Postgres(String),
+}
+
+/// The query error of a `(current)` source whose task is gone: `The current
+/// task SLUG is not in the store.` (the same sentence on both engines).
+pub fn missing_current_message(slug: &str) -> String {
+    format!("The current task {slug} is not in the store.")
 }
 
 /// The end of a query's time limit, checked by result shaping (grouping)
@@ -123,7 +133,7 @@ pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
     conn.create_scalar_function(MISSING_CURRENT_FN, 1, FunctionFlags::SQLITE_UTF8, |ctx| {
         let slug: String = ctx.get(0)?;
         Err::<i64, _>(rusqlite::Error::UserFunctionError(
-            format!("{QUERY_ERROR_MARK}The current task {slug} is not in the store.").into(),
+            format!("{QUERY_ERROR_MARK}{}", missing_current_message(&slug)).into(),
         ))
     })?;
     conn.create_scalar_function(

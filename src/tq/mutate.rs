@@ -19,6 +19,7 @@ use super::diagnostic::Diagnostic;
 use super::exec::{self, ExecError, classify};
 use super::ir;
 use super::plan::{Mutation, PStep, Plan, WriteForm};
+use super::render::Cell;
 use super::sql::{self, Start, Statement, Tail};
 use crate::session::Session;
 use crate::store::{NewEvent, StoreError, WriteTx};
@@ -35,13 +36,29 @@ pub enum WriteError {
     Store(#[from] StoreError),
 }
 
-/// One row of a `Tail::Targets` statement.
+/// One row of a `Tail::Targets` statement (either engine).
 #[derive(Debug, Clone)]
-struct Target {
-    id: i64,
-    live: bool,
-    slug: Option<String>,
-    current: rusqlite::types::Value,
+pub(crate) struct Target {
+    /// `tasks.id` (or a reflection row's negative id).
+    pub(crate) id: i64,
+    /// A real, non-reserved task.
+    pub(crate) live: bool,
+    /// The task's slug (`None` for a reflection row).
+    pub(crate) slug: Option<String>,
+    /// The value the mutation compares against (see `Tail::Targets`).
+    pub(crate) current: Cell,
+}
+
+/// An SQLite value as a [`Cell`] (a blob read as lossy UTF-8 text).
+fn value_cell(v: rusqlite::types::Value) -> Cell {
+    use rusqlite::types::Value;
+    match v {
+        Value::Null => Cell::Null,
+        Value::Integer(i) => Cell::Int(i),
+        Value::Real(r) => Cell::Real(r),
+        Value::Text(t) => Cell::Text(t),
+        Value::Blob(b) => Cell::Text(String::from_utf8_lossy(&b).into_owned()),
+    }
 }
 
 fn read_targets(conn: &Connection, st: &Statement) -> Result<Vec<Target>, ExecError> {
@@ -54,7 +71,7 @@ fn read_targets(conn: &Connection, st: &Statement) -> Result<Vec<Target>, ExecEr
                 id: r.get(0)?,
                 live: r.get::<_, Option<bool>>(2)?.unwrap_or(false),
                 slug: r.get(3)?,
-                current: r.get(4)?,
+                current: value_cell(r.get(4)?),
             });
         }
         Ok(out)
@@ -74,15 +91,28 @@ fn scalar_i64(conn: &Connection, st: &Statement) -> Result<Option<i64>, ExecErro
     run().map_err(classify)
 }
 
-fn text_of(v: &rusqlite::types::Value) -> Option<&str> {
+fn text_of(v: &Cell) -> Option<&str> {
     match v {
-        rusqlite::types::Value::Text(s) => Some(s.as_str()),
+        Cell::Text(s) => Some(s.as_str()),
         _ => None,
     }
 }
 
-fn truthy(v: &rusqlite::types::Value) -> bool {
-    matches!(v, rusqlite::types::Value::Integer(i) if *i != 0)
+fn truthy(v: &Cell) -> bool {
+    matches!(v, Cell::Int(i) if *i != 0)
+}
+
+/// The task a link!/unlink! step points at (it must exist).
+pub(crate) fn link_target(m: &Mutation) -> Option<&str> {
+    match m {
+        Mutation::Link { target, .. } | Mutation::Unlink { target, .. } => Some(target),
+        _ => None,
+    }
+}
+
+/// `No task TARGET.`: a link!/unlink! target that does not exist.
+pub(crate) fn no_task(target: &str) -> ExecError {
+    ExecError::Query(Diagnostic::query(format!("No task {target}."), None))
 }
 
 /// The events `m` records over `targets`: only for live tasks whose value
@@ -97,15 +127,23 @@ fn events_for(
     session: &str,
     ts: i64,
 ) -> Result<Vec<NewEvent>, ExecError> {
-    let mut out = Vec::new();
-    if let Mutation::Link { target, .. } | Mutation::Unlink { target, .. } = m
+    if let Some(target) = link_target(m)
         && scalar_i64(conn, &sql::task_id(target))?.is_none()
     {
-        return Err(ExecError::Query(Diagnostic::query(
-            format!("No task {target}."),
-            None,
-        )));
+        return Err(no_task(target));
     }
+    Ok(change_events(m, targets, session, ts))
+}
+
+/// The events of a status/metadata/edge step over `targets` whose link
+/// target (if any) exists (see [`events_for`]).
+pub(crate) fn change_events(
+    m: &Mutation,
+    targets: &[Target],
+    session: &str,
+    ts: i64,
+) -> Vec<NewEvent> {
+    let mut out = Vec::new();
     for t in targets.iter().filter(|t| t.live) {
         let Some(slug) = t.slug.as_deref() else {
             continue;
@@ -136,7 +174,7 @@ fn events_for(
             }
         }
     }
-    Ok(out)
+    out
 }
 
 /// A claim target's state, from the `Tail::Targets` JSON `[live owner,
@@ -148,7 +186,7 @@ struct ClaimState {
     dormant: bool,
 }
 
-fn claim_state(v: &rusqlite::types::Value) -> ClaimState {
+fn claim_state(v: &Cell) -> ClaimState {
     let parsed = text_of(v).and_then(|s| serde_json::from_str::<serde_json::Value>(s).ok());
     let Some(serde_json::Value::Array(items)) = parsed else {
         return ClaimState::default();
@@ -180,7 +218,7 @@ fn register_ts(now: i64, stamp: Option<i64>) -> i64 {
 /// holds live, a dormant task and a reflection row are dropped, so the set
 /// passed on is exactly the tasks the agent now holds. Release: each task
 /// `agent` holds live gets a `task.release`; every target passes on.
-fn claim_events(
+pub(crate) fn claim_events(
     m: &Mutation,
     targets: Vec<Target>,
     session: &str,
@@ -220,29 +258,37 @@ fn claim_events(
 /// first start from the carried set, shown here as the empty JSON array.
 /// Claims are judged at the plan's clock reading.
 pub fn statements(plan: &Plan) -> Vec<Statement> {
+    statements_with(plan, &sql::SQLITE)
+}
+
+/// [`statements`] lowered through dialect `d` (`cairn query --explain` on
+/// PostgreSQL).
+pub fn statements_with(plan: &Plan, d: &'static dyn sql::Dialect) -> Vec<Statement> {
     let steps = &plan.main.steps;
     let mut out = Vec::new();
     let mut start = Start::Source;
     let mut from = 0;
     for (i, s) in steps.iter().enumerate() {
         if let PStep::Mutate(m) = s {
-            out.push(segment(
+            out.push(segment_with(
                 plan,
                 &steps[from..i],
                 &start,
                 &Tail::Targets(m),
                 plan.now,
+                d,
             ));
             start = Start::Carried("[]".to_string());
             from = i + 1;
         }
     }
-    out.push(segment(
+    out.push(segment_with(
         plan,
         &steps[from..],
         &start,
         &exec::tail_of(&plan.main),
         plan.now,
+        d,
     ));
     out
 }
@@ -253,6 +299,18 @@ pub fn statements(plan: &Plan) -> Vec<Statement> {
 /// the write lock is held for the write, not for a scan of every candidate.
 /// `now` (Unix seconds) judges claims.
 fn segment(plan: &Plan, steps: &[PStep], start: &Start, tail: &Tail<'_>, now: i64) -> Statement {
+    segment_with(plan, steps, start, tail, now, &sql::SQLITE)
+}
+
+/// [`segment`] lowered through dialect `d`.
+pub(crate) fn segment_with(
+    plan: &Plan,
+    steps: &[PStep],
+    start: &Start,
+    tail: &Tail<'_>,
+    now: i64,
+    d: &'static dyn sql::Dialect,
+) -> Statement {
     let carried = match start {
         Start::Source => None,
         Start::Carried(json) => Some(json.as_str()),
@@ -262,7 +320,7 @@ fn segment(plan: &Plan, steps: &[PStep], start: &Start, tail: &Tail<'_>, now: i6
         counters: true,
         ..ir::Options::default()
     };
-    sql::lower_ir(&ir::optimize(naive, &opts).0)
+    sql::lower_ir_with(&ir::optimize(naive, &opts).0, d)
 }
 
 /// What [`run_write`] leaves for after the commit: the final segment's rows
@@ -304,6 +362,25 @@ impl WriteClock {
 
 /// Appends `events` through `tx`, adding what was appended to `appended`
 /// and the subjects named to `subjects` (not `@cairn`).
+/// Counts `n` appended events of `events` into `appended` and their
+/// subjects into `subjects` (not `@cairn`).
+pub(crate) fn count_appended(
+    events: &[NewEvent],
+    n: usize,
+    appended: &mut usize,
+    subjects: &mut BTreeSet<String>,
+) {
+    *appended += n;
+    if n > 0 {
+        subjects.extend(
+            events
+                .iter()
+                .filter(|e| e.task_id != crate::store::RESERVED_CAIRN)
+                .map(|e| e.task_id.clone()),
+        );
+    }
+}
+
 fn append_counted(
     tx: &mut WriteTx<'_>,
     events: &[NewEvent],
@@ -314,15 +391,7 @@ fn append_counted(
         return Ok(());
     }
     let n = tx.append(events)?.len();
-    *appended += n;
-    if n > 0 {
-        subjects.extend(
-            events
-                .iter()
-                .filter(|e| e.task_id != crate::store::RESERVED_CAIRN)
-                .map(|e| e.task_id.clone()),
-        );
-    }
+    count_appended(events, n, appended, subjects);
     Ok(())
 }
 

@@ -7,8 +7,10 @@
 pub mod pg;
 pub mod queries;
 
+use std::cell::RefCell;
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cairn::session::Session;
 use cairn::store::{EdgeType, NewEvent, Status, Store};
@@ -16,12 +18,30 @@ use cairn::tq::Surface;
 use cairn::tq::engine::Engine;
 
 /// A store, a session and an engine.
+///
+/// Twin mode (when this module is compiled into a test crate whose name
+/// starts with `pg_`, e.g. `tests/pg_tq_conformance.rs` including the
+/// conformance cases): every read query [`Fx::on`] runs on the SQLite store
+/// is also run on a PostgreSQL copy (the store's events pushed to it first)
+/// and the two texts must be byte-identical (spec/team.md "The same on both
+/// engines").
 pub struct Fx {
     pub dir: tempfile::TempDir,
     pub store: Store,
     pub session: Session,
     pub engine: Engine,
     pub ts: i64,
+    /// The PostgreSQL twin (twin mode), opened on first use.
+    pub pg: RefCell<Option<cairn::store::pg::PgStore>>,
+}
+
+/// How many queries twin mode found identical on both engines (this
+/// process).
+pub static TWIN_SAME: AtomicUsize = AtomicUsize::new(0);
+
+/// True in a test crate named `pg_*` (see [`Fx`]).
+pub fn twin_mode() -> bool {
+    module_path!().starts_with("pg_")
 }
 
 /// Slugs in fixtures are `2026-01-01-<name>`.
@@ -39,7 +59,32 @@ impl Fx {
             session: Session::new(),
             engine: Engine::new(),
             ts: 1_767_225_600, // 2026-01-01
+            pg: RefCell::new(None),
         }
+    }
+
+    /// The PostgreSQL twin holding every event of the SQLite store (pushed
+    /// now), or `None` when PostgreSQL cannot start outside CI.
+    pub fn pg_synced(&self) -> Option<std::cell::RefMut<'_, Option<cairn::store::pg::PgStore>>> {
+        let mut slot = self.pg.borrow_mut();
+        if slot.is_none() {
+            let url = pg::url()?;
+            let target = cairn::store::pg::PgTarget::parse(&url, None).unwrap();
+            *slot = Some(cairn::store::pg::PgStore::open(&target).unwrap());
+        }
+        let events = cairn::store::pg::source_events(&self.store).unwrap();
+        slot.as_ref().unwrap().push(&events, |_, _| {}).unwrap();
+        Some(slot)
+    }
+
+    /// Runs `q` on the PostgreSQL twin; the text, or the plain diagnostic.
+    pub fn on_pg(&self, surface: Surface, q: &str) -> Option<String> {
+        let slot = self.pg_synced()?;
+        let pg = slot.as_ref().unwrap();
+        Some(match self.engine.run_pg(pg, &self.session, q, surface) {
+            Ok(t) => t,
+            Err(d) => d.render_plain(),
+        })
     }
 
     fn tick(&mut self) -> i64 {
@@ -106,11 +151,53 @@ impl Fx {
         self.session.current = Some(s(name));
     }
 
-    /// Runs on `surface`; the text, or the plain diagnostic.
+    /// Runs on `surface`; the text, or the plain diagnostic. In twin mode
+    /// a query also runs on PostgreSQL and must answer the same text: a
+    /// query that writes nothing on the twin holding the same events; a
+    /// mutation (`!` on the write surface) on a fresh PostgreSQL copy of
+    /// the events from before it ran.
     pub fn on(&self, surface: Surface, q: &str) -> String {
-        match self.engine.run(&self.store, &self.session, q, surface) {
+        let mutation = surface == Surface::Write && q.contains('!');
+        let twin = twin_mode();
+        let before = if twin { self.events() } else { 0 };
+        let prior = if twin && mutation {
+            Some(cairn::store::pg::source_events(&self.store).unwrap())
+        } else {
+            None
+        };
+        let out = match self.engine.run(&self.store, &self.session, q, surface) {
             Ok(t) => t,
             Err(d) => d.render_plain(),
+        };
+        if let Some(prior) = prior {
+            if let Some(url) = pg::url() {
+                let target = cairn::store::pg::PgTarget::parse(&url, None).unwrap();
+                let copy = cairn::store::pg::PgStore::open(&target).unwrap();
+                copy.push(&prior, |_, _| {}).unwrap();
+                let pg = match self.engine.run_pg(&copy, &self.session, q, surface) {
+                    Ok(t) => t,
+                    Err(d) => d.render_plain(),
+                };
+                assert_eq!(
+                    pg, out,
+                    "PostgreSQL differs from SQLite on the mutation {q}"
+                );
+                self.count_twin(q);
+            }
+        } else if twin
+            && self.events() == before
+            && let Some(pg) = self.on_pg(surface, q)
+        {
+            assert_eq!(pg, out, "PostgreSQL differs from SQLite on {q}");
+            self.count_twin(q);
+        }
+        out
+    }
+
+    fn count_twin(&self, q: &str) {
+        let n = TWIN_SAME.fetch_add(1, Ordering::SeqCst) + 1;
+        if std::env::var_os("CAIRN_TWIN_LOG").is_some() {
+            eprintln!("twin #{n} identical: {q}");
         }
     }
 

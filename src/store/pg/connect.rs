@@ -60,6 +60,20 @@ pub fn connect(target: &PgTarget) -> Result<postgres::Client, StoreError> {
     })
 }
 
+/// Asks the server to cancel the statement running on the connection
+/// `token` was taken from (`Client::cancel_token`), over a new connection
+/// with `target`'s TLS mode (a cancelled query; `tq`'s MCP cancellation).
+/// Errors: [`StoreError::Postgres`], [`StoreError::PgConfig`].
+pub fn cancel_query(target: &PgTarget, token: &postgres::CancelToken) -> Result<(), StoreError> {
+    match target.ssl {
+        SslMode::Disable => token.cancel_query(postgres::NoTls),
+        _ => token.cancel_query(tokio_postgres_rustls::MakeRustlsConnect::new(tls_config(
+            target,
+        )?)),
+    }
+    .map_err(pg_err)
+}
+
 fn provider() -> Arc<CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }

@@ -83,6 +83,8 @@ impl PgStore {
         }
         if found < SCHEMA_VERSION {
             tx.batch_execute(DDL).map_err(pg_err)?;
+            tx.batch_execute(super::case_fold::functions_ddl())
+                .map_err(pg_err)?;
             tx.execute(
                 "INSERT INTO schema_meta(key, value) VALUES ('version', $1)
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",

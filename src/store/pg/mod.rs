@@ -5,14 +5,16 @@
 //! model, the split remap and the digest's queries are shared with SQLite.
 //!
 //! Layers (docs/architecture.md), each importing only those below:
-//! 1. `schema`, `target` (URL, schema, TLS mode, password source);
+//! 1. `schema`, `target` (URL, schema, TLS mode, password source),
+//!    `case_fold` (the SQL functions TQ's statements call);
 //! 2. `connect`, `handle` ([`PgStore`], opening and migrating);
 //! 3. `fold`;
 //! 4. `write` (THE write boundary on this engine);
 //! 5. `rebuild` (refold, verify, digest), `push`.
 
+pub mod case_fold;
 pub mod connect;
-mod fold;
+pub(crate) mod fold;
 pub mod handle;
 pub mod push;
 mod rebuild;

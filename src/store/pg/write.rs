@@ -111,35 +111,47 @@ impl PgStore {
         for ev in events {
             validate(ev)?;
         }
-        let seqs = self.write_tx(|tx| {
-            let mut seqs = Vec::with_capacity(events.len());
-            for ev in events {
-                let Some((ev, data, key)) = resolve_repeat(tx, ev)? else {
-                    continue;
-                };
-                let prev = prev_session(tx, &ev.task_id, &ev.session_id)?;
-                let line = LogLine {
-                    event_id: new_event_id(),
-                    event_key: key,
-                    task_id: ev.task_id.clone(),
-                    event_type: ev.event_type.clone(),
-                    ts: ev.ts,
-                    session_id: ev.session_id.clone(),
-                    prev_session_id: prev,
-                    data,
-                };
-                // The database is the durable record here, but `cairn
-                // export --logs` must be able to write every event: the
-                // same line limit as SQLite's logs, checked before commit.
-                check_loggable(None, &[(0, line.clone())])?;
-                if let Some(seq) = insert_and_fold(tx, &line, &ev.data)? {
-                    seqs.push(seq);
-                }
-            }
-            Ok(seqs)
-        })?;
+        let seqs = self.write_tx(|tx| append(tx, events))?;
         Ok(WriteReport { seqs })
     }
+}
+
+/// Appends `events` inside `tx` (a [`PgStore::write_tx`] transaction) and
+/// folds each: the body of [`PgStore::write`], for a write query that
+/// selects, appends and reads in one transaction (`tq`). Returns the
+/// `seq`s appended (repeats of a subject's newest event are skipped).
+/// Errors: [`StoreError::InvalidEvent`], a database failure (retried by
+/// `write_tx` when retryable).
+pub(crate) fn append(tx: &mut Cx<'_, '_>, events: &[NewEvent]) -> Result<Vec<i64>, TxError> {
+    let mut seqs = Vec::with_capacity(events.len());
+    for ev in events {
+        validate(ev)?;
+        let Some((ev, data, key)) = resolve_repeat(tx, ev)? else {
+            continue;
+        };
+        let prev = prev_session(tx, &ev.task_id, &ev.session_id)?;
+        let line = LogLine {
+            event_id: new_event_id(),
+            event_key: key,
+            task_id: ev.task_id.clone(),
+            event_type: ev.event_type.clone(),
+            ts: ev.ts,
+            session_id: ev.session_id.clone(),
+            prev_session_id: prev,
+            data,
+        };
+        // The database is the durable record here, but `cairn export
+        // --logs` must be able to write every event: the same line limit
+        // as SQLite's logs, checked before commit.
+        check_loggable(None, &[(0, line.clone())])?;
+        if let Some(seq) = insert_and_fold(tx, &line, &ev.data)? {
+            seqs.push(seq);
+        }
+    }
+    // What the fold left pending for `tasks` is written now: a caller reads
+    // the projection next in the same transaction.
+    tx.flush().map_err(tx_err)?;
+    Ok(seqs)
 }
 
 /// The previous distinct session of `task` for an event by `session`.

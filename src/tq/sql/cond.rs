@@ -16,7 +16,7 @@ impl Lower {
         let t = row.t.clone();
         match c {
             Cond::Pred(p) => self.pred(p, row),
-            Cond::Live => nonnull(row, self.d.not_reserved(&format!("{t}.slug"))),
+            Cond::Live => nonnull(self.d, row, self.d.not_reserved(&format!("{t}.slug"))),
             Cond::Status(ss) => {
                 let col = format!("{t}.status");
                 let col = if self.status_off_index {
@@ -24,14 +24,18 @@ impl Lower {
                 } else {
                     col
                 };
-                nonnull(row, format!("{col} IN ({})", status_list(ss)))
+                nonnull(self.d, row, format!("{col} IN ({})", status_list(ss)))
             }
             Cond::Node(s) => {
                 let a = self.text(s);
-                nonnull(row, self.d.contains_folded(&format!("{t}.slug"), &a))
+                nonnull(
+                    self.d,
+                    row,
+                    self.d.contains_folded(&format!("{t}.slug"), &a),
+                )
             }
-            Cond::And(cs) => self.conds(cs, " AND ", "1", row),
-            Cond::Or(cs) => self.conds(cs, " OR ", "0", row),
+            Cond::And(cs) => self.conds(cs, " AND ", self.d.truth(true), row),
+            Cond::Or(cs) => self.conds(cs, " OR ", self.d.truth(false), row),
             // `(not (has :parent))` is `IS NULL`, which the parent index
             // serves (issue 23: `NOT (… IS NOT NULL)` walked every live task).
             Cond::Not(c) if **c == Cond::HasParent => format!("({t}.parent_task_id IS NULL)"),
@@ -47,7 +51,14 @@ impl Lower {
                 // `IS` keeps the term a non-NULL 0/1 (an unclaimed row's
                 // owner and until are both NULL: `0 AND NULL` is 0) and
                 // lets SQLite read the index `tasks_claim_owner`.
-                nonnull(row, format!("({t}.claim_owner IS {a} AND {live})"))
+                nonnull(
+                    self.d,
+                    row,
+                    format!(
+                        "({} AND {live})",
+                        self.d.same(&format!("{t}.claim_owner"), &a)
+                    ),
+                )
             }
         }
     }
@@ -93,6 +104,24 @@ impl Lower {
         lateral.sort();
         lateral.dedup();
         let mut arms = Vec::new();
+        if structural && !lateral.is_empty() && !self.d.multi_recursive_arms() {
+            // One recursive arm naming the CTE once: the first hop from
+            // `cur` as two arms, then every later hop over both edge kinds.
+            arms.push(format!(
+                "SELECT c.id FROM {cur} y JOIN tasks c ON c.parent_task_id = y.id"
+            ));
+            arms.push(format!(
+                "SELECT e.dst_id FROM {cur} y JOIN edges e ON e.src_id = y.id AND e.type IN ({})",
+                lateral.join(", ")
+            ));
+            arms.push(format!(
+                "SELECT n.id FROM {name} y JOIN (SELECT c.parent_task_id AS src, c.id FROM tasks c UNION ALL SELECT e.src_id, e.dst_id FROM edges e WHERE e.type IN ({})) n ON n.src = y.id",
+                lateral.join(", ")
+            ));
+            self.ctes
+                .push(format!("{name}(id) AS ({})", arms.join(" UNION ")));
+            return name;
+        }
         for from in [cur, name.as_str()] {
             if structural {
                 arms.push(format!(

@@ -1,9 +1,10 @@
 //! The dialect seam (COMPILER.md "Dialect seam"; docs/planner.md): every
 //! engine-specific spelling the lowering needs goes through [`Dialect`].
-//! Only [`Sqlite`] exists; a second implementation (PostgreSQL) would add
-//! its own spellings here and nothing else in `sql/` changes.
+//! [`Sqlite`] is the default; [`super::Postgres`] (`postgres.rs`) is the
+//! second implementation (issue 21, spec/team.md "The same on both
+//! engines").
 
-use super::{FOLD_FN, MISSING_CURRENT_FN};
+use super::{FOLD_FN, MISSING_CURRENT_FN, Param};
 
 /// Engine-specific SQL spellings. Arguments are SQL expressions or `?N`
 /// placeholders already built by the lowering (never user text).
@@ -35,6 +36,33 @@ pub trait Dialect: Sync {
     /// Column `col` spelled so the engine does not use it to pick an index
     /// (the same value).
     fn no_index(&self, col: &str) -> String;
+    /// The placeholder of the `n`-th (1-based) bound parameter `p`.
+    fn placeholder(&self, n: usize, p: &Param) -> String;
+    /// The truth value `b` as a predicate constant.
+    fn truth(&self, b: bool) -> &'static str;
+    /// The predicate `e` as an integer 0/1 (NULL on NULL), where a number is
+    /// needed (counts, flags a reader takes as integers).
+    fn bool_int(&self, e: &str) -> String;
+    /// `a` equals `b`, NULL equal to NULL (a non-NULL 0/1).
+    fn same(&self, a: &str, b: &str) -> String;
+    /// The alias a subquery in FROM needs (with its leading space), or `""`.
+    fn subquery_alias(&self) -> &'static str;
+    /// A NULL of type text (a field no row has).
+    fn null_text(&self) -> &'static str;
+    /// The text expression `e` as a sort key in byte order.
+    fn sort_text(&self, e: &str) -> String;
+    /// `k` in a metadata key's reflection id `-(4000000000 + k)`, in
+    /// `SELECT ... FROM task_metadata ... GROUP BY key`: distinct per key
+    /// and stable while a write query adds keys.
+    fn meta_key_ordinal(&self) -> &'static str;
+    /// `k` in a user view's reflection id `-(2000000000 + k)`, in `SELECT
+    /// ... FROM named_views`: distinct per view, stable while a write query
+    /// defines views, and above every metadata key's id.
+    fn view_ordinal(&self) -> &'static str;
+    /// True when a recursive CTE may name itself in more than one arm
+    /// (SQLite); false when it must name itself once, in the last arm
+    /// (PostgreSQL).
+    fn multi_recursive_arms(&self) -> bool;
 }
 
 /// SQLite (3.35+: `MATERIALIZED`, window functions, JSON1); the registered
@@ -90,6 +118,47 @@ impl Dialect for Sqlite {
     /// SQLite's unary `+` (its documented way to keep a term off an index).
     fn no_index(&self, col: &str) -> String {
         format!("+{col}")
+    }
+
+    fn placeholder(&self, n: usize, _p: &Param) -> String {
+        format!("?{n}")
+    }
+
+    fn truth(&self, b: bool) -> &'static str {
+        if b { "1" } else { "0" }
+    }
+
+    fn bool_int(&self, e: &str) -> String {
+        e.to_string()
+    }
+
+    fn same(&self, a: &str, b: &str) -> String {
+        format!("{a} IS {b}")
+    }
+
+    fn subquery_alias(&self) -> &'static str {
+        ""
+    }
+
+    fn null_text(&self) -> &'static str {
+        "NULL"
+    }
+
+    fn sort_text(&self, e: &str) -> String {
+        e.to_string()
+    }
+
+    /// The key's first rowid (stable while a query adds keys).
+    fn meta_key_ordinal(&self) -> &'static str {
+        "min(rowid)"
+    }
+
+    fn view_ordinal(&self) -> &'static str {
+        "rowid"
+    }
+
+    fn multi_recursive_arms(&self) -> bool {
+        true
     }
 }
 

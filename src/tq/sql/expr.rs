@@ -93,7 +93,9 @@ impl Lower {
                 format!("(SELECT count(*) FROM observations fo WHERE fo.task_id = {t}.id)")
             }
             Field::EdgeCount => format!(
-                "((SELECT count(*) FROM edges fe WHERE fe.src_id = {t}.id) + (SELECT count(*) FROM edges fe WHERE fe.dst_id = {t}.id) + (SELECT count(*) FROM tasks fc WHERE fc.parent_task_id = {t}.id) + ({t}.parent_task_id IS NOT NULL))"
+                "((SELECT count(*) FROM edges fe WHERE fe.src_id = {t}.id) + (SELECT count(*) FROM edges fe WHERE fe.dst_id = {t}.id) + (SELECT count(*) FROM tasks fc WHERE fc.parent_task_id = {t}.id) + {})",
+                self.d
+                    .bool_int(&format!("({t}.parent_task_id IS NOT NULL)"))
             ),
             Field::ClaimedBy => {
                 let live = self.claim_live(t);
@@ -105,7 +107,7 @@ impl Lower {
             }
             Field::Prop(p) => match &row.r {
                 Some(r) => format!("{r}.{}", prop_column(*p)),
-                None => "NULL".to_string(),
+                None => self.d.null_text().to_string(),
             },
             Field::Meta(k) => {
                 let key = self.text(k);
@@ -123,7 +125,9 @@ impl Lower {
             (EdgeClass::Structural, TravDir::Follow) => {
                 format!("(SELECT count(*) FROM tasks cc WHERE cc.parent_task_id = {t}.id)")
             }
-            (EdgeClass::Structural, TravDir::Back) => format!("({t}.parent_task_id IS NOT NULL)"),
+            (EdgeClass::Structural, TravDir::Back) => self
+                .d
+                .bool_int(&format!("({t}.parent_task_id IS NOT NULL)")),
             (EdgeClass::Lateral, TravDir::Follow) => format!(
                 "(SELECT count(DISTINCT ce.dst_id) FROM edges ce WHERE ce.src_id = {t}.id AND ce.type = {})",
                 edge_lit(trav.edge)
@@ -170,21 +174,25 @@ impl Lower {
                         match n {
                             Some(n) if ty == FieldType::Timestamp => self.num(clock(n)),
                             Some(n) => self.num(n),
-                            None => return "0".to_string(),
+                            None => return self.no().to_string(),
                         }
                     }
                 };
                 if self.never_null(v) {
                     format!("({e} = {operand})")
                 } else {
-                    format!("COALESCE({e} = {operand}, 0)")
+                    format!("COALESCE({e} = {operand}, {})", self.no())
                 }
             }
             Pred::Has(f) => format!("({} IS NOT NULL)", self.field(f, row)),
             Pred::Matches(f, s) => {
                 let e = self.field(f, row);
                 let p = self.text(s);
-                format!("COALESCE({}, 0)", self.d.contains_folded(&e, &p))
+                format!(
+                    "COALESCE({}, {})",
+                    self.d.contains_folded(&e, &p),
+                    self.no()
+                )
             }
             Pred::Compare(cmp, v, n) => {
                 let (e, ty) = self.value(v, row);
@@ -203,24 +211,25 @@ impl Lower {
                 if self.never_null(v) {
                     format!("({e} {op} {p})")
                 } else {
-                    format!("COALESCE({e} {op} {p}, 0)")
+                    format!("COALESCE({e} {op} {p}, {})", self.no())
                 }
             }
             Pred::Date(op, f, d) => {
                 let e = self.field(f, row);
                 let start = d.midnight().assume_utc().unix_timestamp();
                 let s = self.int(start);
+                let no = self.no();
                 match op {
                     DateOp::On => {
                         let end = self.int(start + 86_400);
-                        format!("COALESCE({e} >= {s} AND {e} < {end}, 0)")
+                        format!("COALESCE({e} >= {s} AND {e} < {end}, {no})")
                     }
-                    DateOp::Since => format!("COALESCE({e} >= {s}, 0)"),
-                    DateOp::Before => format!("COALESCE({e} < {s}, 0)"),
+                    DateOp::Since => format!("COALESCE({e} >= {s}, {no})"),
+                    DateOp::Before => format!("COALESCE({e} < {s}, {no})"),
                 }
             }
-            Pred::And(ps) => self.junction(ps, row, " AND ", "1"),
-            Pred::Or(ps) => self.junction(ps, row, " OR ", "0"),
+            Pred::And(ps) => self.junction(ps, row, " AND ", self.d.truth(true)),
+            Pred::Or(ps) => self.junction(ps, row, " OR ", self.d.truth(false)),
             Pred::Not(p) => format!("(NOT {})", self.pred(p, row)),
             Pred::Quantified(q, trav, p) => {
                 self.alias += 1;

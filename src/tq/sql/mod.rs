@@ -20,12 +20,14 @@
 mod cond;
 mod dialect;
 mod expr;
+mod postgres;
 mod reflect;
 mod rel;
 mod statement;
 mod tail;
 
 pub use dialect::{Dialect, SQLITE, Sqlite};
+pub use postgres::{POSTGRES, Postgres};
 pub use statement::{
     FOLD_FN, MISSING_CURRENT_FN, Param, Start, Statement, Tail, catalog, counter_columns_probe,
     explain_query_plan, task_id, user_view_text,
@@ -63,6 +65,12 @@ pub fn lower(
 
 /// Lowers an IR (optimized or not) to ONE statement through [`SQLITE`].
 pub fn lower_ir(ir: &Ir) -> Statement {
+    lower_ir_with(ir, &SQLITE)
+}
+
+/// Lowers an IR (optimized or not) to ONE statement through dialect `d`
+/// ([`SQLITE`] or [`POSTGRES`]); placeholders are `d`'s.
+pub fn lower_ir_with(ir: &Ir, d: &'static dyn Dialect) -> Statement {
     let mut l = Lower {
         params: Vec::new(),
         ctes: Vec::new(),
@@ -72,7 +80,7 @@ pub fn lower_ir(ir: &Ir) -> Statement {
         counters: ir.counters,
         now: ir.now,
         status_off_index: false,
-        d: &SQLITE,
+        d,
     };
     if ir.reflect {
         let refl = l.reflection(&ir.kinds);
@@ -113,10 +121,11 @@ const MATERIALIZE_EVERY: usize = 24;
 
 /// `e` as a non-NULL 0/1 on `row`: as is on a task-only row (slug and status
 /// are NOT NULL there, and the bare form keeps indexes usable), wrapped in
-/// `COALESCE(e, 0)` where the row may be a reflection row.
-fn nonnull(row: &Row, e: String) -> String {
+/// `COALESCE(e, 0)` (the dialect's false) where the row may be a reflection
+/// row.
+fn nonnull(d: &dyn Dialect, row: &Row, e: String) -> String {
     if row.r.is_some() {
-        format!("COALESCE({e}, 0)")
+        format!("COALESCE({e}, {})", d.truth(false))
     } else {
         e
     }
@@ -158,9 +167,15 @@ impl Lower {
         }
     }
 
+    /// The dialect's false (a predicate constant).
+    pub(crate) fn no(&self) -> &'static str {
+        self.d.truth(false)
+    }
+
     fn bind(&mut self, p: Param) -> String {
+        let ph = self.d.placeholder(self.params.len() + 1, &p);
         self.params.push(p);
-        format!("?{}", self.params.len())
+        ph
     }
 
     fn cte(&mut self, body: String) -> String {
@@ -216,10 +231,10 @@ impl Lower {
         };
         match order {
             Order::Rank => Some("x.ord".to_string()),
-            Order::Slug => Some(format!("{}{tie}", self.field(&Field::Slug, row))),
+            Order::Slug => Some(format!("{}{tie}", self.sort_field(&Field::Slug, row))),
             Order::Key(f, dir) => {
-                let e = self.field(f, row);
-                let slug = self.field(&Field::Slug, row);
+                let e = self.sort_field(f, row);
+                let slug = self.sort_field(&Field::Slug, row);
                 let d = match dir {
                     Dir::Asc => "ASC",
                     Dir::Desc => "DESC",
@@ -244,6 +259,16 @@ impl Lower {
                 }
             }
             Order::Any => None,
+        }
+    }
+
+    /// `f` on `row` as a sort key (text in byte order).
+    fn sort_field(&mut self, f: &Field, row: &Row) -> String {
+        let e = self.field(f, row);
+        if crate::tq::registry::field_type(f) == crate::tq::ast::FieldType::Text {
+            self.d.sort_text(&e)
+        } else {
+            e
         }
     }
 

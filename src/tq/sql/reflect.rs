@@ -107,7 +107,8 @@ impl Lower {
                         format!(" WHERE key NOT IN ({})", declared.join(", "))
                     };
                     live.push(format!(
-                        "SELECT -(4000000000 + min(rowid)), 'fields', key, NULL, NULL, NULL, NULL, {text}, {origin}, NULL, NULL, NULL, NULL FROM task_metadata{not_declared} GROUP BY key"
+                        "SELECT -(4000000000 + {}), 'fields', key, NULL, NULL, NULL, NULL, {text}, {origin}, NULL, NULL, NULL, NULL FROM task_metadata{not_declared} GROUP BY key",
+                        self.d.meta_key_ordinal()
                     ));
                 }
                 ReflKind::Edges => {
@@ -163,7 +164,8 @@ impl Lower {
                     }
                     let user = self.text("user");
                     live.push(format!(
-                        "SELECT -(2000000000 + rowid), 'views', name, NULL, NULL, NULL, NULL, NULL, {user}, query, NULL, NULL, NULL FROM named_views"
+                        "SELECT -(2000000000 + {}), 'views', name, NULL, NULL, NULL, NULL, NULL, {user}, query, NULL, NULL, NULL FROM named_views",
+                        self.d.view_ordinal()
                     ));
                 }
             }
@@ -174,7 +176,7 @@ impl Lower {
         }
         arms.extend(live);
         if arms.is_empty() {
-            arms.push("SELECT 0, '', '', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE 0".into());
+            arms.push(format!("SELECT 0, '', '', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL WHERE {}", self.no()));
         }
         format!(
             "refl(id, rk, slug, category, kind, doc, signature, type, origin, source, class, unit, epoch) AS ({})",

@@ -24,7 +24,8 @@ impl Lower {
             }
             Node::Reflect(k) => {
                 let ord = if want_rank {
-                    self.d.row_number("slug, id")
+                    let slug = self.d.sort_text("slug");
+                    self.d.row_number(&format!("{slug}, id"))
                 } else {
                     "0".to_string()
                 };
@@ -33,7 +34,10 @@ impl Lower {
                     k.as_str()
                 ))
             }
-            Node::Empty => self.cte("SELECT 0, 0 WHERE 0".to_string()),
+            Node::Empty => {
+                let no = self.no();
+                self.cte(format!("SELECT 0, 0 WHERE {no}"))
+            }
             Node::Carried(json) => {
                 let j = self.text(json);
                 let rows = self.d.json_rows(&j);
@@ -70,8 +74,9 @@ impl Lower {
                     SetOp::Intersect => "INTERSECT",
                     _ => "EXCEPT",
                 };
+                let alias = self.d.subquery_alias();
                 let s = self.cte(format!(
-                    "SELECT id, 0 FROM (SELECT id FROM {a} {compound} SELECT id FROM {b})"
+                    "SELECT id, 0 FROM (SELECT id FROM {a} {compound} SELECT id FROM {b}){alias}"
                 ));
                 self.ranked_if(s, want_rank, &Order::Slug)
             }

@@ -91,17 +91,18 @@ impl Lower {
                     // the task is dormant (spec/tq.md §9 "Steps").
                     Mutation::Claim { .. } | Mutation::Release { .. } => {
                         let owner = self.field(&Field::ClaimedBy, &row);
-                        let dormant = format!(
+                        let dormant = self.d.bool_int(&format!(
                             "{t}.status IN ({})",
                             status_list(&[Status::Completed, Status::Abandoned])
-                        );
+                        ));
                         self.d.array(&[&owner, &format!("{t}.claim_ts"), &dormant])
                     }
                     Mutation::Link { edge, target } | Mutation::Unlink { edge, target } => {
                         let tgt = self.text(target);
                         match edge.class() {
                             EdgeClass::Structural => format!(
-                                "COALESCE({t}.parent_task_id = (SELECT g.id FROM tasks g WHERE g.slug = {tgt}), 0)"
+                                "COALESCE({t}.parent_task_id = (SELECT g.id FROM tasks g WHERE g.slug = {tgt}), {})",
+                                self.no()
                             ),
                             EdgeClass::Lateral => format!(
                                 "EXISTS (SELECT 1 FROM edges ge WHERE ge.src_id = {t}.id AND ge.type = {} AND ge.dst_id = (SELECT g.id FROM tasks g WHERE g.slug = {tgt}))",

@@ -1,0 +1,284 @@
+//! Running lowered statements on PostgreSQL (issue 21; spec/team.md "The
+//! same on both engines") and reading their rows into the same [`Output`]
+//! as SQLite's executor (`exec.rs`), so rendering (`tq::render`,
+//! `tq::json`) is shared. Read-side only.
+//!
+//! A read runs in ONE `READ ONLY`, `REPEATABLE READ` transaction (the
+//! catalog and the query see one snapshot) with `SET LOCAL
+//! statement_timeout` as the time limit: a statement past it is cancelled
+//! by the server (SQLSTATE 57014) and answers the same sentence as SQLite's
+//! interrupt ([`ExecError::Interrupted`]).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use postgres::types::{ToSql, Type};
+use postgres::{Client, IsolationLevel, Transaction};
+
+use super::ast::FieldType;
+use super::diagnostic::Diagnostic;
+use super::exec::{self, Deadline, ExecError, Fetched, missing_current_message, shape};
+use super::ir::Options;
+use super::plan::{Pipeline, Plan, Shaper};
+use super::registry;
+use super::render::{Cell, Output, ProjRow, TaskRow};
+use super::sql::{self, POSTGRES, Param, Statement};
+use crate::store::pg::case_fold::MISSING_CURRENT_MARK;
+
+/// The parameters of `st` as the `postgres` client binds them (the
+/// placeholders carry their types: `$N::bigint`, `$N::float8`, `$N::text`).
+pub fn params(st: &Statement) -> Vec<&(dyn ToSql + Sync)> {
+    st.params
+        .iter()
+        .map(|p| -> &(dyn ToSql + Sync) {
+            match p {
+                Param::Int(i) => i,
+                Param::Real(r) => r,
+                Param::Text(s) => s,
+            }
+        })
+        .collect()
+}
+
+/// Sorts a PostgreSQL error into [`ExecError`]: the statement timeout (and
+/// a cancel) is [`ExecError::Interrupted`]; `tq_missing_current`'s raise is
+/// the missing-current-task query error, worded as on SQLite.
+pub fn classify(e: postgres::Error) -> ExecError {
+    if let Some(db) = e.as_db_error() {
+        if *db.code() == postgres::error::SqlState::QUERY_CANCELED {
+            return ExecError::Interrupted;
+        }
+        if let Some(slug) = db.message().strip_prefix(MISSING_CURRENT_MARK) {
+            return ExecError::Query(Diagnostic::query(missing_current_message(slug), None));
+        }
+        return ExecError::Postgres(db.message().to_string());
+    }
+    ExecError::Postgres(e.to_string())
+}
+
+/// Starts the read transaction of one query: `READ ONLY`, `REPEATABLE
+/// READ`, its statements cancelled past `limit` (`None`: no limit).
+/// Errors: [`ExecError::Postgres`].
+pub fn read_transaction<'c>(
+    client: &'c mut Client,
+    limit: Option<Duration>,
+) -> Result<Transaction<'c>, ExecError> {
+    let mut tx = client
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(classify)?;
+    if let Some(limit) = limit {
+        set_limit(&mut tx, limit)?;
+    }
+    Ok(tx)
+}
+
+/// Sets the time limit of `tx`'s next statements to `limit` (at least 1 ms).
+/// Errors: [`ExecError`].
+pub fn set_limit(tx: &mut Transaction<'_>, limit: Duration) -> Result<(), ExecError> {
+    // 0 would mean "no limit": the shortest limit is 1 ms.
+    let ms = limit.as_millis().clamp(1, i32::MAX as u128);
+    tx.batch_execute(&format!("SET LOCAL statement_timeout = {ms}"))
+        .map_err(classify)
+}
+
+/// The planner's catalog read with the same ONE statement as on SQLite
+/// ([`crate::store::reader::CATALOG_SQL`]): live metadata keys (sorted) and
+/// user views (name → text). Errors: [`ExecError`].
+pub fn read_catalog(
+    tx: &mut Transaction<'_>,
+) -> Result<(Vec<String>, BTreeMap<String, String>), ExecError> {
+    let rows = tx
+        .query(crate::store::reader::CATALOG_SQL, &[])
+        .map_err(classify)?;
+    let mut keys = Vec::new();
+    let mut views = BTreeMap::new();
+    for r in rows {
+        let tag: String = r.try_get(0).map_err(classify)?;
+        let name: String = r.try_get(1).map_err(classify)?;
+        if tag == "k" {
+            keys.push(name);
+        } else {
+            views.insert(name, r.try_get(2).map_err(classify)?);
+        }
+    }
+    keys.sort();
+    Ok((keys, views))
+}
+
+/// The one PostgreSQL statement of a read plan under `opts` (`opts.enabled`
+/// false: the naive lowering).
+pub fn read_statement_with(plan: &Plan, opts: &Options) -> Statement {
+    sql::lower_ir_with(&exec::optimized_ir(plan, opts).0, &POSTGRES)
+}
+
+/// Runs the one statement of a read plan on `client` under `opts`, in its
+/// own read transaction, with no time limit (tests and the differential
+/// oracle). Errors: [`ExecError`].
+pub fn run_read_with(
+    client: &mut Client,
+    plan: &Plan,
+    opts: &Options,
+) -> Result<Output, ExecError> {
+    let mut tx = read_transaction(client, None)?;
+    let out = fetch(
+        &mut tx,
+        &read_statement_with(plan, opts),
+        &plan.main,
+        &Deadline::none(),
+    );
+    let _ = tx.commit();
+    out
+}
+
+/// Runs `st` on `tx` and reads its rows as `p`'s final shape, then shapes
+/// them under `deadline`.
+pub fn fetch(
+    tx: &mut Transaction<'_>,
+    st: &Statement,
+    p: &Pipeline,
+    deadline: &Deadline,
+) -> Result<Output, ExecError> {
+    shape(fetch_rows(tx, st, p)?, deadline)
+}
+
+/// One column of `r` as a [`Cell`] (`ty` marks timestamps), whatever its
+/// PostgreSQL type: integers, reals, booleans (0/1) and text.
+pub(crate) fn cell(r: &postgres::Row, i: usize, ty: FieldType) -> Result<Cell, postgres::Error> {
+    let int = |v: Option<i64>| match v {
+        None => Cell::Null,
+        Some(v) if ty == FieldType::Timestamp => Cell::Ts(v),
+        Some(v) => Cell::Int(v),
+    };
+    let t = r.columns()[i].type_().clone();
+    Ok(if t == Type::INT8 {
+        int(r.try_get::<_, Option<i64>>(i)?)
+    } else if t == Type::INT4 {
+        int(r.try_get::<_, Option<i32>>(i)?.map(i64::from))
+    } else if t == Type::INT2 {
+        int(r.try_get::<_, Option<i16>>(i)?.map(i64::from))
+    } else if t == Type::BOOL {
+        int(r.try_get::<_, Option<bool>>(i)?.map(i64::from))
+    } else if t == Type::FLOAT8 {
+        r.try_get::<_, Option<f64>>(i)?
+            .map_or(Cell::Null, Cell::Real)
+    } else if t == Type::FLOAT4 {
+        r.try_get::<_, Option<f32>>(i)?
+            .map_or(Cell::Null, |f| Cell::Real(f64::from(f)))
+    } else {
+        r.try_get::<_, Option<String>>(i)?
+            .map_or(Cell::Null, Cell::Text)
+    })
+}
+
+/// Column `i` as text (`None` for NULL).
+fn text(r: &postgres::Row, i: usize) -> Result<Option<String>, postgres::Error> {
+    Ok(match cell(r, i, FieldType::Text)? {
+        Cell::Null => None,
+        c => Some(c.text()),
+    })
+}
+
+/// Column `i` as an integer (`None` for NULL or a non-integer).
+fn int(r: &postgres::Row, i: usize) -> Result<Option<i64>, postgres::Error> {
+    Ok(match cell(r, i, FieldType::Number)? {
+        Cell::Int(v) | Cell::Ts(v) => Some(v),
+        _ => None,
+    })
+}
+
+fn task_row(r: &postgres::Row) -> Result<TaskRow, postgres::Error> {
+    let meta = match text(r, 5)? {
+        Some(j) => serde_json::from_str::<Vec<(String, String)>>(&j).unwrap_or_default(),
+        None => Vec::new(),
+    };
+    Ok(TaskRow {
+        slug: text(r, 0)?.unwrap_or_default(),
+        display: text(r, 1)?.unwrap_or_default(),
+        status: text(r, 2)?,
+        obs: int(r, 3)?,
+        edges: int(r, 4)?,
+        meta,
+    })
+}
+
+/// Runs `st` on `tx` and reads its rows as `p`'s final shape (grouping left
+/// to [`shape`]), as `exec::fetch_rows` does on SQLite.
+pub fn fetch_rows(
+    tx: &mut Transaction<'_>,
+    st: &Statement,
+    p: &Pipeline,
+) -> Result<Fetched, ExecError> {
+    let rows = tx.query(st.sql.as_str(), &params(st)).map_err(classify)?;
+    let inner = || -> Result<Fetched, postgres::Error> {
+        Ok(Fetched::Done(match &p.shaper {
+            None => Output::Tasks {
+                tasks: rows.iter().map(task_row).collect::<Result<_, _>>()?,
+                enriched: p.enriched,
+            },
+            Some(Shaper::Ids) => Output::Ids {
+                ids: rows
+                    .iter()
+                    .map(|r| text(r, 0).map(Option::unwrap_or_default))
+                    .collect::<Result<_, _>>()?,
+            },
+            Some(Shaper::Count) => Output::Count {
+                count: match rows.first() {
+                    Some(r) => int(r, 0)?.unwrap_or(0),
+                    None => 0,
+                },
+            },
+            Some(Shaper::Select(fields)) => {
+                let types: Vec<FieldType> = fields.iter().map(registry::field_type).collect();
+                let mut out = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    let mut cells = Vec::with_capacity(types.len());
+                    for (i, ty) in types.iter().enumerate() {
+                        cells.push(cell(r, i + 1, *ty)?);
+                    }
+                    out.push(ProjRow {
+                        slug: text(r, 0)?.unwrap_or_default(),
+                        cells,
+                    });
+                }
+                Output::Projection {
+                    fields: fields.iter().map(registry::field_name).collect(),
+                    rows: out,
+                }
+            }
+            Some(Shaper::GroupBy(f)) => {
+                let ty = registry::field_type(f);
+                let mut pairs = Vec::with_capacity(rows.len());
+                for r in &rows {
+                    let key = match cell(r, 6, ty)? {
+                        Cell::Null => None,
+                        c => Some(c.text()),
+                    };
+                    pairs.push((task_row(r)?, key));
+                }
+                return Ok(Fetched::Ungrouped {
+                    field: registry::field_name(f),
+                    pairs,
+                });
+            }
+        }))
+    };
+    inner().map_err(classify)
+}
+
+/// PostgreSQL's `EXPLAIN` of `st` (same parameters; nothing is executed):
+/// the plan's lines as PostgreSQL prints them. Errors: [`ExecError`].
+pub fn query_plan(client: &mut Client, st: &Statement) -> Result<Vec<String>, ExecError> {
+    let mut tx = read_transaction(client, None)?;
+    let rows = tx
+        .query(format!("EXPLAIN {}", st.sql).as_str(), &params(st))
+        .map_err(classify)?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        out.push(text(r, 0).map_err(classify)?.unwrap_or_default());
+    }
+    let _ = tx.commit();
+    Ok(out)
+}

@@ -1,0 +1,129 @@
+//! The PostgreSQL dialect (issue 21; spec/team.md "The same on both
+//! engines"): the spellings that give PostgreSQL's answers byte-identical to
+//! SQLite's.
+//!
+//! Where PostgreSQL is strict and SQLite loose:
+//! - predicates are booleans (`TRUE`/`FALSE`, not 1/0); a predicate needed as
+//!   a number is `(e)::int`;
+//! - parameters are `$N` with an explicit type (`$N::bigint`, `$N::float8`,
+//!   `$N::text`) so a comparison never guesses;
+//! - text sort keys are `COLLATE "C"` (byte order, as SQLite's BINARY);
+//! - JSON is built with `json_build_array`/`json_agg` and read with
+//!   `jsonb_array_elements`;
+//! - a recursive CTE names itself once (the closure's steps are one arm);
+//! - no rowid: reflection ids of metadata keys and user views are 60-bit
+//!   hashes of their names (stable across a write query's statements);
+//! - `tq_fold` and `tq_missing_current` are SQL functions of the project's
+//!   schema (`store/pg/schema.rs`, `store/pg/case_fold.rs`).
+
+use super::{Dialect, FOLD_FN, MISSING_CURRENT_FN, Param};
+
+/// PostgreSQL 12+ (`MATERIALIZED`, window functions, `jsonb`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Postgres;
+
+impl Dialect for Postgres {
+    fn with_recursive(&self) -> &'static str {
+        "WITH RECURSIVE"
+    }
+
+    fn materialized(&self) -> &'static str {
+        "MATERIALIZED "
+    }
+
+    fn row_number(&self, order_by: &str) -> String {
+        format!("ROW_NUMBER() OVER (ORDER BY {order_by})")
+    }
+
+    fn limit(&self, n: &str) -> String {
+        format!("LIMIT {n}")
+    }
+
+    fn json_rows(&self, p: &str) -> String {
+        format!("jsonb_array_elements(({p})::jsonb) j")
+    }
+
+    fn json_item(&self, i: usize) -> String {
+        format!("(j.value->>{i})::bigint")
+    }
+
+    fn json_pairs(&self, key: &str, value: &str, order_by: &str) -> String {
+        format!("(json_agg(json_build_array({key}, {value}) ORDER BY {order_by}))::text")
+    }
+
+    fn array(&self, items: &[&str]) -> String {
+        format!("(json_build_array({}))::text", items.join(", "))
+    }
+
+    fn contains_folded(&self, hay: &str, needle: &str) -> String {
+        format!("strpos({FOLD_FN}({hay}), {FOLD_FN}({needle})) > 0")
+    }
+
+    fn not_reserved(&self, slug: &str) -> String {
+        format!("substr({slug}, 1, 1) <> '@'")
+    }
+
+    fn missing_current(&self, slug: &str) -> String {
+        format!("{MISSING_CURRENT_FN}({slug})")
+    }
+
+    /// PostgreSQL picks its indexes itself; the column as is.
+    fn no_index(&self, col: &str) -> String {
+        col.to_string()
+    }
+
+    fn placeholder(&self, n: usize, p: &Param) -> String {
+        let ty = match p {
+            Param::Int(_) => "bigint",
+            Param::Real(_) => "float8",
+            Param::Text(_) => "text",
+        };
+        format!("${n}::{ty}")
+    }
+
+    fn truth(&self, b: bool) -> &'static str {
+        if b { "TRUE" } else { "FALSE" }
+    }
+
+    fn bool_int(&self, e: &str) -> String {
+        format!("(({e})::int)")
+    }
+
+    fn same(&self, a: &str, b: &str) -> String {
+        format!("{a} IS NOT DISTINCT FROM {b}")
+    }
+
+    fn subquery_alias(&self) -> &'static str {
+        " u"
+    }
+
+    fn null_text(&self) -> &'static str {
+        "CAST(NULL AS text)"
+    }
+
+    fn sort_text(&self, e: &str) -> String {
+        format!("({e}) COLLATE \"C\"")
+    }
+
+    /// PostgreSQL has no rowid: a 60-bit hash of the key, stable across the
+    /// statements of one write query (a carried reflection row keeps its
+    /// id when a step adds a key), placed below the user views' ids so ties
+    /// between kinds order as on SQLite (metadata keys first). Two keys
+    /// share an id with probability about n²/2⁶¹.
+    fn meta_key_ordinal(&self) -> &'static str {
+        "(1152921504606846976 + (hashtextextended(key, 0) & 1152921504606846975))"
+    }
+
+    /// A 60-bit hash of the name (as [`Postgres::meta_key_ordinal`]),
+    /// between the metadata keys' ids and the built-in views'.
+    fn view_ordinal(&self) -> &'static str {
+        "((hashtextextended(name, 0) & 1152921504606846975) + 2000000000)"
+    }
+
+    fn multi_recursive_arms(&self) -> bool {
+        false
+    }
+}
+
+/// The PostgreSQL dialect.
+pub static POSTGRES: Postgres = Postgres;
