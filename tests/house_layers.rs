@@ -27,9 +27,17 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "log/safe",
         "pg/schema",
         "pg/target",
+        "pg/search",
         "pg/case_fold",
     ],
-    &["reader", "handle", "log/marks", "pg/connect", "pg/handle"],
+    &[
+        "reader",
+        "handle",
+        "log/marks",
+        "pg/connect",
+        "pg/handle",
+        "pg/read",
+    ],
     &["split", "fold", "refold", "pg/fold"],
     &["write", "log/append", "pg/write"],
     &[
@@ -44,7 +52,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "pg/rebuild",
         "pg/push",
     ],
-    &["open", "mod", "pg/mod"],
+    &["open", "mod", "pg/mod", "db"],
 ];
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {

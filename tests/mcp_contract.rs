@@ -20,7 +20,7 @@ mod mcpfx;
 async fn connect(dir: &tempfile::TempDir, grants: &str) -> RunningService<RoleClient, ()> {
     let store = Store::open(&dir.path().join(".cairn/cairn.db")).unwrap();
     let server = CairnServer::new(State {
-        store,
+        store: cairn::store::Db::Sqlite(store),
         session: Session::with_grants(parse_grants(grants).unwrap()),
         engine: Engine::new(),
         root: dir.path().to_path_buf(),

@@ -59,7 +59,7 @@ fn race_child() {
     let mut lines = String::new();
     for round in 0..ROUNDS {
         let mut ctx = ToolCtx {
-            store: &store,
+            store: (&store).into(),
             session: &mut session,
             engine: &engine,
             root: root.clone(),
@@ -90,7 +90,7 @@ fn eight_processes_creating_and_forking_one_name_never_merge() {
         let engine = Engine::new();
         let mut session = Session::new();
         let mut ctx = ToolCtx {
-            store: &store,
+            store: (&store).into(),
             session: &mut session,
             engine: &engine,
             root: dir.path().to_path_buf(),

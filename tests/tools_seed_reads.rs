@@ -405,7 +405,7 @@ fn protocol_faults_are_dispatch_errors() {
     let mut fx = Fx::new();
     let root = fx.root();
     let mut ctx = cairn::tools::ToolCtx {
-        store: &fx.store,
+        store: (&fx.store).into(),
         session: &mut fx.session,
         engine: &fx.engine,
         root,
@@ -466,7 +466,7 @@ fn a_panicking_tool_becomes_an_internal_error_and_the_store_is_unchanged() {
             let _ = ctx
                 .store
                 .write_with(|tx| -> Result<(), cairn::store::StoreError> {
-                    tx.append(&[ev])?;
+                    tx.append(std::slice::from_ref(&ev))?;
                     panic!("boom");
                 });
             Ok(cairn::tools::ToolOutcome::ok("unreachable"))
@@ -477,7 +477,7 @@ fn a_panicking_tool_becomes_an_internal_error_and_the_store_is_unchanged() {
     let before = fx.events();
     let root = fx.root();
     let mut ctx = cairn::tools::ToolCtx {
-        store: &fx.store,
+        store: (&fx.store).into(),
         session: &mut fx.session,
         engine: &fx.engine,
         root,

@@ -422,7 +422,14 @@ fn task_query_structure_is_the_cli_json() {
         json!({"key": "priority", "value": "high"}),
     );
     let cli_json = |fx: &Fx, q: &str| {
-        cairn::tq::json::run_json(&fx.engine, &fx.store, &fx.session, q, Surface::Read).unwrap()
+        cairn::tq::json::run_json(
+            &fx.engine,
+            (&fx.store).into(),
+            &fx.session,
+            q,
+            Surface::Read,
+        )
+        .unwrap()
     };
     // A task set: the widened JSON of `cairn query --format json`.
     let q = "(-> (all) (:sort :slug :asc))";

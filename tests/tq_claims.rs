@@ -55,7 +55,7 @@ fn tool(f: &Fx, who: &Session, now: i64, name: &str, slug: &str) -> String {
     let mut session = who.clone();
     let engine = Engine::new();
     let mut ctx = ToolCtx {
-        store: &f.store,
+        store: (&f.store).into(),
         session: &mut session,
         engine: &engine,
         root: f.dir.path().to_path_buf(),

@@ -197,7 +197,7 @@ fn a_write_whose_shaping_passes_the_limit_is_a_success_with_its_summary() {
     // The tool (`task_query_write`, the MCP surface): not an error.
     let mut session = f.session.clone();
     let mut ctx = ToolCtx {
-        store: &f.store,
+        store: (&f.store).into(),
         session: &mut session,
         engine: &f.engine,
         root: f.dir.path().to_path_buf(),

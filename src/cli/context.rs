@@ -156,7 +156,7 @@ impl Cx {
     /// task when the tool moved it.
     pub fn tool(&mut self, name: &str, args: Value) -> anyhow::Result<ToolOutcome> {
         let mut ctx = ToolCtx {
-            store: &self.store,
+            store: (&self.store).into(),
             session: &mut self.session,
             engine: &self.engine,
             root: self.root.clone(),

@@ -1,7 +1,7 @@
 //! `cairn serve` (MCP over stdio) and `cairn call TOOL '{json}'` (one tool
 //! through the registry) — spec/mcp.md "Serving", "Tools are thin wrappers".
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -17,7 +17,8 @@ use crate::mcp::http::{
 use crate::mcp::http_tokens;
 use crate::mcp::serve::{ServeOptions, serve};
 use crate::session::Capability;
-use crate::store::{Store, location};
+use crate::store::pg::{PgStore, PgTarget};
+use crate::store::{Db, Store, location};
 use crate::tools::{ToolCtx, call::call, find};
 use crate::tq::engine::Engine;
 
@@ -140,8 +141,26 @@ pub(super) fn serve_cmd(
     flag: Option<&Path>,
     grant: &[Grant],
     http: &HttpArgs,
+    pg: Option<&PgTarget>,
 ) -> anyhow::Result<ExitCode> {
     let grants = grant.iter().map(|&g| Capability::from(g)).collect();
+    if let Some(t) = pg {
+        if http.http.is_some() {
+            anyhow::bail!(
+                "`cairn serve --http` does not run on a PostgreSQL store yet (stdio does; see docs/team.md)"
+            );
+        }
+        serve(ServeOptions {
+            scratch: false,
+            pg: Some(t.clone()),
+            db: PathBuf::new(),
+            root: std::env::current_dir()?,
+            grants,
+            follow_roots: false,
+            agent: super::identity::flag().or_else(super::identity::env_agent),
+        })?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let loc = location::resolve_from_env(flag)?;
     let agent = super::identity::flag();
     if let Some(addr) = &http.http {
@@ -178,6 +197,7 @@ pub(super) fn serve_cmd(
     let scratch = loc.rule == location::Rule::GlobalScratch;
     serve(ServeOptions {
         scratch,
+        pg: None,
         db: loc.db,
         root: loc.project,
         grants,
@@ -201,6 +221,7 @@ pub(super) fn call_cmd(
     tool: &str,
     words: &[String],
     current: Option<&str>,
+    pg: Option<&PgTarget>,
 ) -> anyhow::Result<ExitCode> {
     let Some(spec) = find(tool) else {
         emit_err(&unknown_tool(tool));
@@ -213,6 +234,25 @@ pub(super) fn call_cmd(
             return Ok(ExitCode::from(2));
         }
     };
+    if let Some(t) = pg {
+        // PostgreSQL: no file beside a cairn.db keeps the verbs' current
+        // task; --current names one for this call.
+        let db = Db::Pg(PgStore::open(t)?);
+        let mut session = crate::cli::identity::session();
+        if let Some(slug) = current {
+            session.switch_to(crate::store::slug::strip_depot(slug.trim()));
+        }
+        let engine = Engine::new().with_clock(clock()).with_test_hooks();
+        let mut ctx = ToolCtx {
+            store: db.r(),
+            session: &mut session,
+            engine: &engine,
+            root: std::env::current_dir()?,
+            clock: clock(),
+        };
+        let out = call(&mut ctx, tool, &json);
+        return finish_call(&out);
+    }
     let loc = location::resolve_from_env(flag)?;
     let store = Store::open(&loc.db)
         .with_context(|| format!("cannot open the store at {}", loc.db.display()))?;
@@ -225,7 +265,7 @@ pub(super) fn call_cmd(
     }
     let engine = Engine::new().with_clock(clock()).with_test_hooks();
     let mut ctx = ToolCtx {
-        store: &store,
+        store: (&store).into(),
         session: &mut session,
         engine: &engine,
         root: loc.project,
@@ -235,6 +275,11 @@ pub(super) fn call_cmd(
     if current.is_none() && session.current != loaded {
         super::context::store_current(&loc.db, session.current.as_deref())?;
     }
+    finish_call(&out)
+}
+
+/// Prints a call's output and maps its code to the exit status.
+fn finish_call(out: &crate::tools::call::CallResult) -> anyhow::Result<ExitCode> {
     if !out.stdout.is_empty() {
         emit(&out.stdout)?;
     }

@@ -377,6 +377,13 @@ fn run_pg(cli: &Cli, t: &crate::store::pg::PgTarget) -> anyhow::Result<ExitCode>
         Command::Push { url } => {
             pg_cmds::push_cmd(cli.db.as_deref(), url, cli.pg_schema.as_deref())
         }
+        Command::Serve { grant, http } => mcp_cmds::serve_cmd(None, grant, http, Some(t)),
+        Command::Call {
+            tool,
+            args,
+            current,
+        } => mcp_cmds::call_cmd(None, tool, args, current.as_deref(), Some(t)),
+        Command::Query(args) => query::query_pg(t, args),
         Command::Completions { shell } => generate::completions_cmd(*shell),
         Command::Man => generate::man_cmd(),
         other => pg_cmds::not_yet(command_name(other)),
@@ -459,13 +466,13 @@ fn run_sqlite(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Rebuild { from_logs, out } => store_cmds::rebuild_cmd(db, *from_logs, out.json),
         Command::Verify(a) => store_cmds::verify_cmd(db, a.json),
         Command::Import { path, out } => store_cmds::import_cmd(db, path, out.json),
-        Command::Serve { grant, http } => mcp_cmds::serve_cmd(cli.db.as_deref(), grant, http),
+        Command::Serve { grant, http } => mcp_cmds::serve_cmd(cli.db.as_deref(), grant, http, None),
         Command::Token { action } => mcp_cmds::token_cmd(cli.db.as_deref(), action),
         Command::Call {
             tool,
             args,
             current,
-        } => mcp_cmds::call_cmd(cli.db.as_deref(), tool, args, current.as_deref()),
+        } => mcp_cmds::call_cmd(cli.db.as_deref(), tool, args, current.as_deref(), None),
         Command::StressAppend {
             count,
             session,

@@ -12,7 +12,8 @@ use clap::{Args, ValueEnum};
 use super::out::{emit, emit_err};
 use super::store_cmds;
 use crate::session::Session;
-use crate::store::Store;
+use crate::store::DbRef;
+use crate::store::pg::{PgStore, PgTarget};
 use crate::tq::engine::{Engine, Explain};
 use crate::tq::json::run_json;
 use crate::tq::{Diagnostic, Surface};
@@ -83,15 +84,10 @@ fn usage(msg: &str) -> ExitCode {
 /// Runs `cairn query`. Errors (the store cannot be opened, stdin unreadable)
 /// are returned for `cli::run` to print (exit 2).
 pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result<ExitCode> {
-    let text = match args.query.as_deref() {
-        Some("-") => read_stdin()?,
-        Some(q) => q.to_string(),
-        None if !std::io::stdin().is_terminal() => read_stdin()?,
-        None => return Ok(usage("give a QUERY, or - to read it from stdin.")),
+    let text = match query_text(args)? {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
     };
-    if text.trim().is_empty() {
-        return Ok(usage("query is required."));
-    }
     // A read never waits on a writer and creates nothing (docs/store.md
     // "Reads never wait, never create"); `--write` opens as a writer.
     let store = if args.write {
@@ -99,9 +95,39 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
     } else {
         super::context::open_read(flag)?.0
     };
+    query_on((&store).into(), args, &text)
+}
+
+/// `cairn query` on a PostgreSQL store (`--db postgres://…`).
+pub(super) fn query_pg(t: &PgTarget, args: &QueryArgs) -> anyhow::Result<ExitCode> {
+    let text = match query_text(args)? {
+        Ok(t) => t,
+        Err(code) => return Ok(code),
+    };
+    let db = PgStore::open(t)?;
+    query_on((&db).into(), args, &text)
+}
+
+/// The query's text (argument, `-` or piped stdin), or the usage exit.
+fn query_text(args: &QueryArgs) -> anyhow::Result<Result<String, ExitCode>> {
+    let text = match args.query.as_deref() {
+        Some("-") => read_stdin()?,
+        Some(q) => q.to_string(),
+        None if !std::io::stdin().is_terminal() => read_stdin()?,
+        None => return Ok(Err(usage("give a QUERY, or - to read it from stdin."))),
+    };
+    if text.trim().is_empty() {
+        return Ok(Err(usage("query is required.")));
+    }
+    Ok(Ok(text))
+}
+
+/// Runs `text` on `store` as `args` say (either engine).
+fn query_on(store: DbRef<'_>, args: &QueryArgs, text: &str) -> anyhow::Result<ExitCode> {
+    let text = text.to_string();
     let mut session = crate::cli::identity::session();
     if let Some(slug) = &args.current
-        && let Err(msg) = select_current(&store, &mut session, slug)
+        && let Err(msg) = select_current(store, &mut session, slug)
     {
         emit_err(&msg);
         return Ok(ExitCode::from(1));
@@ -116,7 +142,7 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
         Surface::Read
     };
     if args.explain {
-        return Ok(match engine.explain(&store, &session, &text, surface) {
+        return Ok(match engine.explain_db(store, &session, &text, surface) {
             Ok(ex) => {
                 match args.format {
                     Format::Text => emit(&explain_text(&ex))?,
@@ -131,8 +157,8 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
         });
     }
     let result = match args.format {
-        Format::Text => engine.run(&store, &session, &text, surface),
-        Format::Json => run_json(&engine, &store, &session, &text, surface).and_then(|v| {
+        Format::Text => engine.run_db(store, &session, &text, surface),
+        Format::Json => run_json(&engine, store, &session, &text, surface).and_then(|v| {
             serde_json::to_string_pretty(&v).map_err(|e| Diagnostic::execution(e.to_string()))
         }),
     };
@@ -154,7 +180,7 @@ pub(super) fn query_cmd(flag: Option<&Path>, args: &QueryArgs) -> anyhow::Result
 /// Makes `slug` (a depot prefix `name:` stripped) the session's current
 /// task. Errors: `No task SLUG.` when the store has no such task.
 pub(super) fn select_current(
-    store: &Store,
+    store: DbRef<'_>,
     session: &mut Session,
     slug: &str,
 ) -> Result<(), String> {

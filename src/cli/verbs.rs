@@ -334,7 +334,7 @@ pub(super) fn search_cmd(flag: Option<&Path>, a: &SearchArgs) -> anyhow::Result<
 pub(super) fn current_cmd(flag: Option<&Path>, a: &SlugArgs) -> anyhow::Result<ExitCode> {
     let mut cx = Cx::open_read(flag)?;
     if let Some(slug) = &a.slug {
-        if let Err(msg) = super::query::select_current(&cx.store, &mut cx.session, slug) {
+        if let Err(msg) = super::query::select_current((&cx.store).into(), &mut cx.session, slug) {
             let out = ToolOutcome::err(msg);
             return print_outcome(&out, a.out.json);
         }

@@ -260,7 +260,7 @@ pub(super) fn run(
     session: &Session,
     text: &str,
 ) -> Result<Value, String> {
-    run_json(engine, store, session, text, Surface::Read).map_err(|d| d.render_plain())
+    run_json(engine, store.into(), session, text, Surface::Read).map_err(|d| d.render_plain())
 }
 
 /// Adds `"name"` to each task object of `tasks`: its `display-name` when
@@ -422,7 +422,9 @@ pub(super) fn ready_cmd(flag: Option<&Path>, a: &ReadyArgs) -> anyhow::Result<Ex
         let secs = a.lease.unwrap_or(super::claims::DEFAULT_LEASE);
         let set = match &a.slug {
             Some(slug) => {
-                if let Err(msg) = super::query::select_current(&cx.store, &mut cx.session, slug) {
+                if let Err(msg) =
+                    super::query::select_current((&cx.store).into(), &mut cx.session, slug)
+                {
                     return fail(&msg);
                 }
                 READY_IN_PLAN
@@ -441,7 +443,9 @@ pub(super) fn ready_cmd(flag: Option<&Path>, a: &ReadyArgs) -> anyhow::Result<Ex
     let mut cx = Cx::open_read(flag)?;
     let q = match &a.slug {
         Some(slug) => {
-            if let Err(msg) = super::query::select_current(&cx.store, &mut cx.session, slug) {
+            if let Err(msg) =
+                super::query::select_current((&cx.store).into(), &mut cx.session, slug)
+            {
                 return fail(&msg);
             }
             READY_IN_PLAN

@@ -91,7 +91,7 @@ pub(super) fn watch_cmd(flag: Option<&Path>, args: &WatchArgs) -> anyhow::Result
     }
     let mut session = crate::cli::identity::session();
     if let Some(slug) = &args.current
-        && let Err(msg) = select_current(&store, &mut session, slug)
+        && let Err(msg) = select_current((&store).into(), &mut session, slug)
     {
         super::out::emit_err(&msg);
         return Ok(ExitCode::from(2));

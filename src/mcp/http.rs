@@ -323,7 +323,7 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         session.agent = Some(format!("{}/{}", identity.name, session.short_id()));
         tracing::info!(agent = session.agent.as_deref(), "session opened");
         Ok(CairnServer::new(State {
-            store,
+            store: crate::store::Db::Sqlite(store),
             session,
             engine: Engine::new(),
             root: root.clone(),

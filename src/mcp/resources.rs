@@ -15,7 +15,6 @@ use serde_json::json;
 
 use super::server::CairnServer;
 use super::titles::template_title;
-use crate::store::read::slugs_with_prefix;
 use crate::store::slug::strip_depot;
 use crate::tq::Surface;
 use crate::tq::render::Output;
@@ -213,11 +212,13 @@ impl CairnServer {
         let job = tokio::task::spawn_blocking(move || {
             let st = server.lock();
             if kind == SLUG_ARG {
-                slugs_with_prefix(st.store.conn(), &prefix, MAX_COMPLETIONS)
+                st.store
+                    .r()
+                    .slugs_with_prefix(&prefix, MAX_COMPLETIONS)
                     .map_err(|e| e.to_string())
             } else {
-                let names = match st.engine.run_value(
-                    &st.store,
+                let names = match st.engine.run_value_db(
+                    st.store.r(),
                     &st.session,
                     "(-> (views) (:ids))",
                     Surface::Read,
@@ -240,6 +241,7 @@ impl CairnServer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::read::slugs_with_prefix;
 
     #[test]
     fn uris_parse_to_targets() {

@@ -127,13 +127,13 @@ impl CairnServer {
             None => (launch.db, launch.root),
         };
         let mut st = self.lock();
-        if st.store.path() == db {
+        if st.store.r().path() == Some(db.as_path()) {
             return;
         }
         match Store::open(&db) {
             Ok(store) => {
                 tracing::info!(db = %db.display(), "roots select the store");
-                st.store = store;
+                st.store = crate::store::Db::Sqlite(store);
                 st.root = root;
                 st.session.current = None;
             }

@@ -12,11 +12,12 @@ use rmcp::ServiceExt;
 use super::lines::LineTransport;
 use super::server::{CairnServer, RootsPolicy, State};
 use crate::session::{Capability, Session};
-use crate::store::{Store, StoreError};
+use crate::store::pg::{PgStore, PgTarget};
+use crate::store::{Db, Store, StoreError};
 use crate::tq::engine::Engine;
 
 /// What `cairn serve` needs: the store file, the project root and the grants.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct ServeOptions {
     /// The `cairn.db` path (after `--db` / `CAIRN_DB` / location resolution).
     pub db: PathBuf,
@@ -31,6 +32,9 @@ pub struct ServeOptions {
     /// The store is the global scratch store (started outside any project):
     /// the session says so in its instructions and first tool answer.
     pub scratch: bool,
+    /// A PostgreSQL store instead of `db` (`--db postgres://…`,
+    /// `--pg-schema`; spec/team.md). Client roots never move it.
+    pub pg: Option<PgTarget>,
     /// `cairn serve --as NAME`: the session's agent name as given, instead
     /// of the client's name plus a session id (spec/tq.md §9).
     pub agent: Option<String>,
@@ -79,13 +83,17 @@ pub fn init_tracing() {
 /// the store is. Errors: [`ServeError`].
 pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
     init_tracing();
-    let store = Store::open(&opts.db)?;
+    let store = match &opts.pg {
+        Some(t) => Db::Pg(PgStore::open(t)?),
+        None => Db::Sqlite(Store::open(&opts.db)?),
+    };
     if std::io::stdin().is_terminal() {
         eprintln!(
             "cairn serve: MCP over stdio for the store at {} (waiting for a client; Ctrl-D to stop)",
-            opts.db.display()
+            store.r().describe()
         );
     }
+    let follow_roots = opts.follow_roots && opts.pg.is_none();
     let server = CairnServer::new(State {
         store,
         session: Session {
@@ -96,7 +104,7 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         root: opts.root,
     })
     .with_scratch(opts.scratch)
-    .with_roots(if opts.follow_roots {
+    .with_roots(if follow_roots {
         RootsPolicy::Follow
     } else {
         RootsPolicy::Ignore

@@ -27,7 +27,7 @@ use serde_json::Value;
 use super::logging::{LevelCell, LogLine, clip};
 use super::subscriptions::Subscriptions;
 use crate::session::{Capability, Session};
-use crate::store::Store;
+use crate::store::Db;
 use crate::tools::{Clock, ToolCtx, ToolOutcome, dispatch, tools};
 use crate::tq::engine::{Cancel, Engine};
 
@@ -41,7 +41,7 @@ pub use super::roots::{ROOTS_TIMEOUT, RootsPolicy, file_root};
 /// and the project root.
 pub struct State {
     /// The project's store.
-    pub store: Store,
+    pub store: Db,
     /// The connection's session (current pointer, grants).
     pub session: Session,
     /// The TQ engine.
@@ -77,7 +77,12 @@ impl CairnServer {
     pub fn new(state: State) -> CairnServer {
         let grants = Arc::new(state.session.grants.clone());
         let launch = Launch {
-            db: state.store.path().to_path_buf(),
+            db: state
+                .store
+                .r()
+                .path()
+                .map(PathBuf::from)
+                .unwrap_or_default(),
             root: state.root.clone(),
         };
         CairnServer {
@@ -146,7 +151,12 @@ impl CairnServer {
 
     /// The store file this session uses now.
     pub fn db_path(&self) -> PathBuf {
-        self.lock().store.path().to_path_buf()
+        self.lock()
+            .store
+            .r()
+            .path()
+            .map(PathBuf::from)
+            .unwrap_or_default()
     }
 
     /// The tools this server lists: the registry filtered by the grants.
@@ -182,7 +192,7 @@ impl CairnServer {
         let st = &mut *guard;
         st.engine.cancel = cancel;
         let mut ctx = ToolCtx {
-            store: &st.store,
+            store: st.store.r(),
             session: &mut st.session,
             engine: &st.engine,
             root: st.root.clone(),

@@ -168,13 +168,16 @@ impl CairnServer {
             let claim = match &t {
                 Target::Task(slug) => {
                     let st = server.lock();
-                    crate::store::changes::live_claims(
-                        st.store.conn(),
-                        std::slice::from_ref(slug),
-                        crate::store::now(),
-                    )
-                    .ok()
-                    .map(|rows| rows.into_iter().next().and_then(|(_, owner)| owner))
+                    // PostgreSQL: no change stream yet (docs/team.md).
+                    st.store.r().sqlite().and_then(|s| {
+                        crate::store::changes::live_claims(
+                            s.conn(),
+                            std::slice::from_ref(slug),
+                            crate::store::now(),
+                        )
+                        .ok()
+                        .map(|rows| rows.into_iter().next().and_then(|(_, owner)| owner))
+                    })
                 }
                 Target::View(_) => None,
             };

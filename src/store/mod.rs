@@ -19,6 +19,7 @@
 
 pub mod aside;
 pub mod changes;
+pub mod db;
 pub mod error;
 pub mod event;
 mod fold;
@@ -38,6 +39,7 @@ pub mod slug;
 pub(crate) mod split;
 mod write;
 
+pub use db::{Db, DbRef, WriteCx};
 pub use error::StoreError;
 pub use event::MAX_TS;
 pub use event::{LoggedEvent, NewEvent, RESERVED_CAIRN, now};

@@ -12,7 +12,7 @@ use super::args::HandoffArgs;
 use super::render::{RECENT_OBS, datetime, state_block};
 use super::structured::HandoffDone;
 use super::{Done, ToolCtx, ToolOutcome, check_len, limits, required, store_err};
-use crate::store::{NewEvent, read};
+use crate::store::NewEvent;
 
 /// `handoff(summary, path?, task_id?)`.
 ///
@@ -68,7 +68,9 @@ fn handoff_line(ctx: &mut ToolCtx<'_>, a: HandoffArgs) -> Done {
         Target::New(path) => Some(path),
     };
     if let Some(path) = target {
-        let state = read::task_state(ctx.store.conn(), &slug, RECENT_OBS, 0)
+        let state = ctx
+            .store
+            .task_state(&slug, RECENT_OBS, 0)
             .map_err(store_err)?
             .ok_or_else(|| format!("No task {slug}."))?;
         let body = skeleton(&slug, summary, now, &state_block(&state, now));
@@ -114,11 +116,13 @@ enum Target {
 /// component that is a symlink at all; `path is a directory: NAMED` for an
 /// existing directory at the path; `path goes through a file: NAMED` when an
 /// intermediate component is a file.
-fn resolve(root: &Path, rel: &Path, named: &str, store: &Path) -> Result<Target, String> {
+fn resolve(root: &Path, rel: &Path, named: &str, store: Option<&Path>) -> Result<Target, String> {
     let outside = || format!("path must stay inside the project: {named}");
     // The final path, once intermediate links are resolved, must not be
     // git's or cairn's own either (a link to `.git/` or `.cairn/`).
-    let own = |p: &Path| store_file(p, store) || p.strip_prefix(root).map_or(true, reserved);
+    let own = |p: &Path| {
+        store.is_some_and(|s| store_file(p, s)) || p.strip_prefix(root).map_or(true, reserved)
+    };
     let parts: Vec<_> = rel.components().collect();
     let mut cur = root.to_path_buf();
     for (i, c) in parts.iter().enumerate() {

@@ -21,7 +21,7 @@ pub mod writes;
 use std::path::PathBuf;
 
 use crate::session::Session;
-use crate::store::{Store, StoreError};
+use crate::store::{DbRef, StoreError};
 use crate::tq::engine::Engine;
 
 pub use registry::{ToolSpec, dispatch, find, tools};
@@ -35,7 +35,7 @@ pub use crate::clock::Clock;
 /// handoff notes may be written) and the clock.
 pub struct ToolCtx<'a> {
     /// The project's store.
-    pub store: &'a Store,
+    pub store: DbRef<'a>,
     /// This connection's session; tools move its current pointer.
     pub session: &'a mut Session,
     /// The TQ engine for `task_query` / `task_query_write`.

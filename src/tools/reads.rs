@@ -7,7 +7,7 @@ use super::structured::{
     Bootstrapped, HandoffRef, QueryResult, SearchHit, SearchResult, TaskGot, Truncated,
 };
 use super::{Done, ToolCtx, ToolOutcome, bare, check_len, limits, store_err};
-use crate::store::{read, search};
+use crate::store::search;
 use crate::tq::Surface;
 use crate::tq::json;
 use crate::tq::render::{Output, render_counted};
@@ -25,7 +25,9 @@ pub fn task_get(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> ToolOutcome {
 
 fn task_get_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
     let slug = ctx.target(a.task_id.as_deref())?;
-    let state = read::task_state(ctx.store.conn(), &slug, RECENT_OBS, 0)
+    let state = ctx
+        .store
+        .task_state(&slug, RECENT_OBS, 0)
         .map_err(store_err)?
         .ok_or_else(|| format!("No task {slug}."))?;
     Ok(ToolOutcome::with(
@@ -55,11 +57,12 @@ fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
             "No task to bootstrap; pass task_id or select a task first.".to_string()
         })?,
     };
-    let conn = ctx.store.conn();
-    let Some(state) =
-        read::task_state(conn, &slug, RECENT_OBS, BOOTSTRAP_HANDOFFS).map_err(store_err)?
+    let db = ctx.store;
+    let Some(state) = db
+        .task_state(&slug, RECENT_OBS, BOOTSTRAP_HANDOFFS)
+        .map_err(store_err)?
     else {
-        let recent = read::recent_slugs(conn, 5).map_err(store_err)?;
+        let recent = db.recent_slugs(5).map_err(store_err)?;
         return Err(if recent.is_empty() {
             format!("No task {slug}.")
         } else {
@@ -124,16 +127,13 @@ fn search_line(ctx: &mut ToolCtx<'_>, a: SearchArgs) -> Done {
     let Some(expr) = search::sanitize(query) else {
         return Ok(none());
     };
-    let hits = search::search(
-        ctx.store.conn(),
-        &expr,
-        task.as_deref(),
-        usize::try_from(limit).unwrap_or(10),
-    )
-    .map_err(|e| {
-        tracing::warn!(error = %e, expr = %expr, "search failed");
-        format!("Could not parse the search query \"{query}\".")
-    })?;
+    let hits = ctx
+        .store
+        .search(&expr, task.as_deref(), usize::try_from(limit).unwrap_or(10))
+        .map_err(|e| {
+            tracing::warn!(error = %e, expr = %expr, "search failed");
+            format!("Could not parse the search query \"{query}\".")
+        })?;
     if hits.is_empty() {
         return Ok(none());
     }
@@ -183,7 +183,7 @@ fn query_line(ctx: &mut ToolCtx<'_>, a: QueryArgs, surface: Surface) -> Done {
     let query = super::required("query", Some(&a.query), limits::QUERY)?;
     let out = ctx
         .engine
-        .run_value(ctx.store, ctx.session, query, surface)
+        .run_value_db(ctx.store, ctx.session, query, surface)
         .map_err(|d| d.render_plain())?;
     let (text, cut) = render_counted(&out);
     // A text cut to its budget cuts the structure to the same tasks, so a

@@ -9,7 +9,7 @@ use super::render::{DIGEST_CHARS, minute, one_line};
 use super::structured::{Timeline, TimelineEvent};
 use super::{Done, ToolCtx, ToolOutcome, store_err};
 use crate::store::event::types;
-use crate::store::read::{self, EventRow};
+use crate::store::read::EventRow;
 
 /// The soft ceiling on `timeline` output, in characters (seed 000).
 pub const SOFT_CEILING: usize = 16_000;
@@ -47,12 +47,12 @@ fn timeline_line(ctx: &mut ToolCtx<'_>, a: TimelineArgs) -> Done {
         .unwrap_or(DEFAULT_LIMIT)
         .clamp(1, MAX_LIMIT);
     let slug = ctx.target(a.task_id.as_deref())?;
-    let conn = ctx.store.conn();
+    let db = ctx.store;
     let mut wanted = Vec::new();
     if let Some(list) = a.types.as_deref() {
         super::check_len("types", list, super::limits::NAME)?;
         let mut known: Vec<String> = types::ALL.iter().map(|t| t.to_string()).collect();
-        for t in read::event_types(conn).map_err(store_err)? {
+        for t in db.event_types().map_err(store_err)? {
             if !known.contains(&t) {
                 known.push(t);
             }
@@ -67,15 +67,15 @@ fn timeline_line(ctx: &mut ToolCtx<'_>, a: TimelineArgs) -> Done {
             }
         }
     }
-    let page = read::timeline_page(
-        conn,
-        &slug,
-        &wanted,
-        before,
-        after,
-        usize::try_from(limit).unwrap_or(20),
-    )
-    .map_err(store_err)?;
+    let page = db
+        .timeline_page(
+            &slug,
+            &wanted,
+            before,
+            after,
+            usize::try_from(limit).unwrap_or(20),
+        )
+        .map_err(store_err)?;
     let full = a.full.unwrap_or(false);
     let blocks: Vec<String> = page.iter().map(|e| render_event(e, full)).collect();
     let (mut out, shown) = assemble(&slug, &blocks);
@@ -83,8 +83,9 @@ fn timeline_line(ctx: &mut ToolCtx<'_>, a: TimelineArgs) -> Done {
     let mut cursor = None;
     if shown < blocks.len() {
         let seq = page[shown - 1].seq;
-        remaining =
-            read::timeline_count(conn, &slug, &wanted, Some(seq), after).map_err(store_err)?;
+        remaining = db
+            .timeline_count(&slug, &wanted, Some(seq), after)
+            .map_err(store_err)?;
         let chars = out.chars().count();
         out.push_str(&format!(
             "\n… truncated at {chars} chars; {remaining} events remaining; pass before_seq={seq} to continue"

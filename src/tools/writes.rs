@@ -73,7 +73,7 @@ fn task_create_line(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> Done {
             Ok(slug)
         })
         .map_err(store_err)?;
-    let open = crate::store::read::open_tasks(ctx.store.conn()).map_err(store_err)?;
+    let open = ctx.store.open_tasks().map_err(store_err)?;
     let duplicates = super::duplicates::possible_duplicates(name, &slug, &open);
     ctx.session.adopt_if_none(&slug);
     let out = Created {
@@ -262,7 +262,7 @@ fn update_status_line(ctx: &mut ToolCtx<'_>, a: UpdateStatusArgs) -> Done {
         None => return Err("status is required.".to_string()),
     };
     let slug = ctx.write_target(a.task_id.as_deref())?;
-    let current = crate::store::read::task_status(ctx.store.conn(), &slug).map_err(store_err)?;
+    let current = ctx.store.task_status(&slug).map_err(store_err)?;
     let changed = current.as_deref() != Some(status.as_str());
     if changed {
         let ev = NewEvent::update_status(&ctx.session.id, ctx.clock.now(), &slug, status);

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde::Serialize;
 
+mod db;
 mod pg;
 
 use super::ast::{Query, Surface};

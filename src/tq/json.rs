@@ -13,7 +13,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::session::Session;
-use crate::store::Store;
+use crate::store::DbRef;
 use crate::tq::ast::{Field, Query, Source, Spanned, Step};
 use crate::tq::engine::Engine;
 use crate::tq::registry::{self, Kind};
@@ -180,7 +180,7 @@ fn widened_json(fields: &[String], rows: &[ProjRow]) -> Value {
 /// read as a bound value.
 pub fn run_json(
     engine: &Engine,
-    store: &Store,
+    store: DbRef<'_>,
     session: &Session,
     text: &str,
     surface: Surface,
@@ -194,7 +194,7 @@ pub fn run_json(
 /// every task. Errors: those of `text`.
 pub fn run_json_first(
     engine: &Engine,
-    store: &Store,
+    store: DbRef<'_>,
     session: &Session,
     text: &str,
     surface: Surface,
@@ -207,13 +207,13 @@ pub fn run_json_first(
         .ok()
         .and_then(|q| widen(&q, &keys, first));
     if let Some(w) = widened {
-        match engine.run_query_value(store, session, &w, surface)? {
+        match engine.run_query_value_db(store, session, &w, surface)? {
             Output::Projection { fields, rows } => return Ok(widened_json(&fields, &rows)),
             other => return Ok(output_json(&other)),
         }
     }
     engine
-        .run_value(store, session, text, surface)
+        .run_value_db(store, session, text, surface)
         .map(|o| output_json(&o))
 }
 

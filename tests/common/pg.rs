@@ -105,7 +105,11 @@ fn start_in(name: &str, tls: Option<&Tls>) -> Result<Cluster, String> {
     let bin = bin_dir().ok_or(
         "no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (apt-get install postgresql)",
     )?;
-    let dir = std::env::temp_dir().join(format!("cairn-pg-{}-{name}", std::process::id()));
+    // A test crate may compile this file more than once (each copy has its
+    // own statics and cluster): the static's address keeps their
+    // directories apart.
+    let copy = &CLUSTER as *const _ as usize;
+    let dir = std::env::temp_dir().join(format!("cairn-pg-{}-{name}-{copy:x}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     if is_root() {

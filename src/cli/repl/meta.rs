@@ -85,7 +85,7 @@ impl Repl<'_> {
                     });
                 }
                 let slug = rest.trim_matches('"');
-                match select_current(self.store, &mut self.session, slug) {
+                match select_current(self.store.into(), &mut self.session, slug) {
                     Ok(()) => Reply::Text(format!(
                         "Current task: {}.",
                         self.session.current.as_deref().unwrap_or(slug)

@@ -150,7 +150,7 @@ pub(super) fn repl_cmd(flag: Option<&Path>, args: &ReplArgs) -> anyhow::Result<E
     };
     let mut repl = Repl::new(&store, surface);
     if let Some(slug) = &args.current
-        && let Err(msg) = super::query::select_current(&store, &mut repl.session, slug)
+        && let Err(msg) = super::query::select_current((&store).into(), &mut repl.session, slug)
     {
         emit_err(&msg);
         return Ok(ExitCode::from(1));

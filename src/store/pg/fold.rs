@@ -11,6 +11,7 @@ use postgres::{Row, Statement, Transaction};
 
 use super::connect::pg_err;
 use super::handle::Stmts;
+use super::search::tsvector_literal;
 use crate::store::error::StoreError;
 use crate::store::event::nfc;
 use crate::store::fold::{Action, FoldInput, parse_action};
@@ -489,11 +490,12 @@ fn add_observation(
     text: &str,
     st: Stamp<'_>,
 ) -> Result<(), StoreError> {
+    let tsv = tsvector_literal(text);
     let n = exec(
         tx,
-        "INSERT INTO observations(event_id, task_id, text, ts) VALUES ($1, $2, $3, $4)
+        "INSERT INTO observations(event_id, task_id, text, ts, tsv) VALUES ($1, $2, $3, $4, $5::text::tsvector)
          ON CONFLICT DO NOTHING",
-        &[&st.eid, &task, &text, &st.ts],
+        &[&st.eid, &task, &text, &st.ts, &tsv],
     )?;
     if n > 0 {
         tx.acc(task).obs += 1;

@@ -17,8 +17,10 @@ pub mod connect;
 pub(crate) mod fold;
 pub mod handle;
 pub mod push;
+pub mod read;
 mod rebuild;
 pub mod schema;
+pub mod search;
 pub mod target;
 pub mod write;
 

@@ -9,8 +9,8 @@
 //!   integers 0/1 so the digest renders the same rows on both engines;
 //! - no triggers: the counter columns are kept by the PostgreSQL fold itself
 //!   (`pg/fold.rs`), and `edge_count` is a STORED generated column;
-//! - the search index is a generated `tsvector` column with a GIN index
-//!   instead of FTS5.
+//! - the search index is a `tsvector` column with a GIN index instead of
+//!   FTS5, filled by the fold with cairn's own tokens (`pg/search.rs`).
 //!
 //! The version stamp is `schema_meta.version`, as on SQLite; [`SCHEMA_VERSION`]
 //! is the same number, so both engines hold the same projection at a version.
@@ -94,7 +94,7 @@ CREATE TABLE IF NOT EXISTS observations (
     task_id  BIGINT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,
     text     TEXT COLLATE "C" NOT NULL,
     ts       BIGINT NOT NULL,
-    tsv      tsvector GENERATED ALWAYS AS (to_tsvector('simple', text)) STORED
+    tsv      tsvector NOT NULL DEFAULT ''::tsvector
 );
 CREATE INDEX IF NOT EXISTS observations_task ON observations(task_id, ts);
 CREATE INDEX IF NOT EXISTS observations_tsv ON observations USING GIN (tsv);

@@ -324,3 +324,36 @@ pub(crate) fn insert_and_fold(
     )?;
     Ok(Some(row.get(0)))
 }
+
+/// True when a task row `slug` (depot prefix stripped) exists, as seen
+/// inside the write transaction (under the write lock).
+pub(crate) fn task_exists_in(cx: &mut Cx<'_, '_>, slug: &str) -> Result<bool, StoreError> {
+    Ok(cx
+        .opt(
+            "SELECT 1 FROM tasks WHERE slug = $1",
+            &[&crate::store::slug::strip_depot(slug)],
+        )
+        .map_err(crate::store::pg::connect::pg_err)?
+        .is_some())
+}
+
+/// `YYYY-MM-DD-core[-N]` for `name` on `today`, the first suffix no task
+/// row holds (as SQLite's `mint_slug_on`). Errors as `slug::slug_for`.
+pub(crate) fn mint_slug_in(
+    cx: &mut Cx<'_, '_>,
+    name: &str,
+    today: time::Date,
+) -> Result<String, StoreError> {
+    let base = crate::store::slug::slug_for(name, today)?;
+    if !task_exists_in(cx, &base)? {
+        return Ok(base);
+    }
+    let mut n: u64 = 2;
+    loop {
+        let candidate = format!("{base}-{n}");
+        if !task_exists_in(cx, &candidate)? {
+            return Ok(candidate);
+        }
+        n += 1;
+    }
+}
