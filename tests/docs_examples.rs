@@ -117,7 +117,9 @@ fn examples(doc: &str, text: &str) -> (Vec<(String, Vec<Step>)>, Vec<String>) {
                 }
                 for s in steps.iter_mut() {
                     if let Some(last) = s.output.last()
-                        && let Some(n) = last.strip_prefix("[exit ").and_then(|r| r.strip_suffix(']'))
+                        && let Some(n) = last
+                            .strip_prefix("[exit ")
+                            .and_then(|r| r.strip_suffix(']'))
                     {
                         s.exit = n.parse().unwrap();
                         s.output.pop();
@@ -153,9 +155,7 @@ fn examples(doc: &str, text: &str) -> (Vec<(String, Vec<Step>)>, Vec<String>) {
 fn matches(expected: &[String], actual: &[&str]) -> bool {
     match expected.split_first() {
         None => actual.is_empty(),
-        Some((e, rest)) if e == "..." => {
-            (0..=actual.len()).any(|k| matches(rest, &actual[k..]))
-        }
+        Some((e, rest)) if e == "..." => (0..=actual.len()).any(|k| matches(rest, &actual[k..])),
         Some((e, rest)) => actual
             .split_first()
             .is_some_and(|(a, more)| a == e && matches(rest, more)),
@@ -167,10 +167,9 @@ fn matches(expected: &[String], actual: &[&str]) -> bool {
 fn run(dir: &Path, command: &str) -> (i32, String) {
     let cairn = Path::new(env!("CARGO_BIN_EXE_cairn"));
     let bin = cairn.parent().unwrap();
-    let path = std::env::join_paths(
-        std::iter::once(bin.to_path_buf())
-            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
+    let path = std::env::join_paths(std::iter::once(bin.to_path_buf()).chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
     .unwrap();
     let out = Command::new("sh")
         .arg("-c")
@@ -244,7 +243,9 @@ fn the_examples_run_as_documented() {
     }
     for (doc, name, _) in SKIPPED {
         if !skipped_seen.contains(&(doc, name.to_string())) {
-            failures.push(format!("SKIPPED names {doc} example {name}, which is not there"));
+            failures.push(format!(
+                "SKIPPED names {doc} example {name}, which is not there"
+            ));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

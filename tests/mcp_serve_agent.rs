@@ -88,16 +88,12 @@ async fn serve_claims_under_cairn_agent() {
         .await;
     assert_eq!(
         all,
-        format!(
-            "3 tasks:\n- {c}  claimed-by=cy\n- {b}  claimed-by=bob\n- {a}  claimed-by=ana"
-        )
+        format!("3 tasks:\n- {c}  claimed-by=cy\n- {b}  claimed-by=bob\n- {a}  claimed-by=ana")
     );
-    anon.ok("task_create", json!({"name": "ranking benchmark"})).await;
+    anon.ok("task_create", json!({"name": "ranking benchmark"}))
+        .await;
     let who = anon
-        .ok(
-            "task_query_write",
-            claim(&format!("{d}-ranking-benchmark")),
-        )
+        .ok("task_query_write", claim(&format!("{d}-ranking-benchmark")))
         .await;
     // rmcp's client calls itself `rmcp`: `rmcp/` and a 4-letter session id.
     let prefix = format!("1 task:\n- {d}-ranking-benchmark  claimed-by=rmcp/");

@@ -306,13 +306,25 @@ fn import_json_counts() {
         &[
             line("E01", "a", "task.create", 1, json!({"description": "A"})),
             line("E02", "a", "observation", 2, json!({"text": "first"})),
-            line("E03", "a", "task.claim", 3, json!({"owner": "x", "until": U})),
+            line(
+                "E03",
+                "a",
+                "task.claim",
+                3,
+                json!({"owner": "x", "until": U}),
+            ),
         ],
     );
     write_log(
         &kli,
         "b",
-        &[line("E10", "b", "task.create", 1, json!({"description": "B"}))],
+        &[line(
+            "E10",
+            "b",
+            "task.create",
+            1,
+            json!({"description": "B"}),
+        )],
     );
     let db = t.path().join("new/.cairn/cairn.db");
     let run = || {
