@@ -292,3 +292,82 @@ fn an_imported_split_is_skipped() {
         1
     );
 }
+
+/// `cairn import --json` (issue 27): `{"events", "tasks", "skipped"}` on
+/// stdout, the skipped lines still named on stderr; a second import counts
+/// nothing new.
+#[test]
+fn import_json_counts() {
+    let t = tempfile::tempdir().unwrap();
+    let kli = t.path().join("old/.kli");
+    write_log(
+        &kli,
+        "a",
+        &[
+            line("E01", "a", "task.create", 1, json!({"description": "A"})),
+            line("E02", "a", "observation", 2, json!({"text": "first"})),
+            line(
+                "E03",
+                "a",
+                "task.claim",
+                3,
+                json!({"owner": "x", "until": U}),
+            ),
+        ],
+    );
+    write_log(
+        &kli,
+        "b",
+        &[line(
+            "E10",
+            "b",
+            "task.create",
+            1,
+            json!({"description": "B"}),
+        )],
+    );
+    let db = t.path().join("new/.cairn/cairn.db");
+    let run = || {
+        let out = Command::new(CAIRN)
+            .arg("--db")
+            .arg(&db)
+            .args(["import", "--json"])
+            .arg(&kli)
+            .env_remove("CAIRN_NOW")
+            .output()
+            .unwrap();
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        (
+            out.status.code(),
+            text(&out.stdout),
+            text(&out.stderr).replace(&kli.display().to_string(), "KLI"),
+        )
+    };
+    let skipped = "cairn import: skipped KLI/tasks/a/events.ndjson:3: task.claim is not imported (an import brings no claims, no view definitions and no splits)\n";
+    assert_eq!(
+        run(),
+        (
+            Some(0),
+            "{\n  \"events\": 3,\n  \"skipped\": 1,\n  \"tasks\": 2\n}\n".to_string(),
+            skipped.to_string()
+        )
+    );
+    assert_eq!(
+        run(),
+        (
+            Some(0),
+            "{\n  \"events\": 0,\n  \"skipped\": 1,\n  \"tasks\": 0\n}\n".to_string(),
+            skipped.to_string()
+        )
+    );
+    // A path with no .kli: an error on stderr, exit 2, nothing on stdout.
+    let out = Command::new(CAIRN)
+        .arg("--db")
+        .arg(&db)
+        .args(["import", "--json"])
+        .arg(t.path().join("nowhere"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+}
