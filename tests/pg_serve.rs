@@ -35,7 +35,9 @@ async fn serve_pg(dir: &Path, url: &str, agent: &str) -> Client {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_seed_story_over_stdio_on_postgres() {
-    let Some(url) = pg::url() else { return };
+    let Some(url) = tokio::task::block_in_place(pg::url) else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join(".git")).unwrap();
     let c = serve_pg(dir.path(), &url, "ana").await;
@@ -45,7 +47,9 @@ async fn the_seed_story_over_stdio_on_postgres() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn eight_server_processes_claim_three_ready_tasks_fifty_times() {
-    let Some(url) = pg::url() else { return };
+    let Some(url) = tokio::task::block_in_place(pg::url) else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join(".git")).unwrap();
     let mut agents = Vec::new();
@@ -57,9 +61,16 @@ async fn eight_server_processes_claim_three_ready_tasks_fifty_times() {
         let mut made = BTreeSet::new();
         for k in 0..3 {
             let text = agents[0]
-                .ok("task_create", json!({"name": format!("round {round} task {k}")}))
+                .ok(
+                    "task_create",
+                    json!({"name": format!("round {round} task {k}")}),
+                )
                 .await;
-            made.insert(text.trim_start_matches("Created ").trim_end_matches('.').to_string());
+            made.insert(
+                text.trim_start_matches("Created ")
+                    .trim_end_matches('.')
+                    .to_string(),
+            );
         }
         let mut jobs = Vec::new();
         for i in 0..8 {
@@ -77,7 +88,10 @@ async fn eight_server_processes_claim_three_ready_tasks_fifty_times() {
             assert!(!is_error, "round {round}: {text}");
             match text.lines().nth(1) {
                 Some(line) => {
-                    assert!(winners.insert(line.trim_start_matches("- ").to_string()), "{text}");
+                    assert!(
+                        winners.insert(line.trim_start_matches("- ").to_string()),
+                        "{text}"
+                    );
                 }
                 None => {
                     assert_eq!(text, "No matching tasks.");
@@ -86,7 +100,10 @@ async fn eight_server_processes_claim_three_ready_tasks_fifty_times() {
             }
         }
         assert_eq!((winners.len(), losers), (3, 5), "round {round}");
-        assert_eq!(winners, made, "round {round}: the winners are the round's tasks");
+        assert_eq!(
+            winners, made,
+            "round {round}: the winners are the round's tasks"
+        );
     }
     let agents = std::sync::Arc::try_unwrap(agents).ok().unwrap();
     for a in agents {

@@ -35,10 +35,21 @@ fn call_prints_the_tool_text_and_exits_0_or_1() {
         format!("Created {}-tune-search-ranking.\n", today())
     );
     assert_eq!(out.status.code(), Some(0));
+    // `cairn call` follows the verbs' current task (issue 27): the task
+    // just created is current, so bootstrap orients on it.
     let out = cairn(dir.path(), &["call", "task_bootstrap"]);
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "No task to bootstrap; pass task_id or select a task first.\n"
+        format!(
+            "{}-tune-search-ranking  [active]\n  tune search ranking\n",
+            today()
+        )
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let out = cairn(dir.path(), &["call", "--current", "nope", "task_bootstrap"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("No task nope. Recent: {}-tune-search-ranking\n", today())
     );
     assert_eq!(out.status.code(), Some(1));
     let slug = format!("{}-tune-search-ranking", today());

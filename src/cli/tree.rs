@@ -307,7 +307,7 @@ mod tests {
              a        active        0\n\
              ├─ b     active        0\n\
              │  └─ c  active        0\n\
-             └─ d     active        0                    c"
+             └─ d     active        0                   c"
         );
         assert_eq!(ls_tree(&[], &waits, 0).0, "No tasks.");
     }
@@ -320,11 +320,11 @@ mod tests {
         let tasks = vec![task("a", None), b, task("c", Some("a"))];
         assert_eq!(
             plain(dep_tree_table(&tasks)),
-            "slug          status     name\n\
-             a             active\n\
-             ├─ b          active\n\
+            "slug           status     name\n\
+             a              active\n\
+             ├─ b           active\n\
              │  └─ after c  completed  see\n\
-             └─ c          active"
+             └─ c           active"
         );
     }
 }
