@@ -13,7 +13,10 @@ use anyhow::Context as _;
 use serde_json::Value;
 
 use crate::session::Session;
-use crate::store::{Location, ReadOpen, Store, location};
+use std::sync::OnceLock;
+
+use crate::store::pg::{PgStore, PgTarget};
+use crate::store::{Db, Location, ReadOpen, Store, location};
 use crate::tools::registry::dispatch;
 use crate::tools::{Clock, ToolCtx, ToolOutcome};
 use crate::tq::engine::Engine;
@@ -32,6 +35,38 @@ pub fn clock() -> Clock {
         .ok()
         .and_then(|v| v.trim().parse::<i64>().ok())
         .map_or(Clock::System, Clock::Stamped)
+}
+
+/// The PostgreSQL store `--db`/`CAIRN_DB` selected for this process, if
+/// any (set once by `cli::run` before a verb opens its [`Cx`]).
+static PG: OnceLock<PgTarget> = OnceLock::new();
+
+/// Makes the verbs of this process open the PostgreSQL store `t`.
+pub fn select_pg(t: &PgTarget) {
+    let _ = PG.set(t.clone());
+}
+
+/// Where the CLI remembers the verbs' current task on a PostgreSQL store
+/// for the project `root`: `DATA/cairn/pg-current/HASH.db` (its
+/// `.current` sibling holds the slug), HASH the first 16 hex digits of
+/// SHA-256 over the shown URL, the schema and the project path. There is
+/// no `cairn.db` to sit beside. Errors: no data directory.
+pub fn pg_current_path(t: &PgTarget, root: &Path) -> anyhow::Result<PathBuf> {
+    use etcetera::BaseStrategy;
+    use sha2::{Digest, Sha256};
+    let data = etcetera::base_strategy::choose_native_strategy()
+        .map(|s| s.data_dir())
+        .map_err(|_| anyhow::anyhow!("no data directory for the current task (set HOME)"))?;
+    let dir = data.join("cairn").join("pg-current");
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let mut h = Sha256::new();
+    h.update(t.shown.as_bytes());
+    h.update([0]);
+    h.update(t.schema.as_bytes());
+    h.update([0]);
+    h.update(root.to_string_lossy().as_bytes());
+    let hash = hex::encode(h.finalize());
+    Ok(dir.join(format!("{}.db", &hash[..16])))
 }
 
 /// Where the CLI remembers the current task for `store_path`: the database
@@ -100,8 +135,8 @@ pub fn open_read(flag: Option<&Path>) -> anyhow::Result<(Store, ReadOpen, Locati
 
 /// An open store with the CLI's session.
 pub struct Cx {
-    /// The store.
-    pub store: Store,
+    /// The store (SQLite, or PostgreSQL when [`select_pg`] chose it).
+    pub store: Db,
     /// The session: current task from the remembered file, every grant.
     pub session: Session,
     /// The TQ engine.
@@ -121,10 +156,31 @@ impl Cx {
     /// loads the remembered current task. Errors: the location cannot be
     /// resolved or the store cannot be opened.
     pub fn open(flag: Option<&Path>) -> anyhow::Result<Cx> {
+        if let Some(t) = PG.get() {
+            return Cx::on_pg(t);
+        }
         let loc = location::resolve_from_env(flag)?;
         let store = Store::open(&loc.db)
             .with_context(|| format!("cannot open the store at {}", loc.db.display()))?;
-        Ok(Cx::with(store, loc))
+        Ok(Cx::with(Db::Sqlite(store), loc))
+    }
+
+    /// Opens the PostgreSQL store `t` for a verb. The current task is
+    /// remembered in the user's data directory, per store and project
+    /// ([`pg_current_path`]). Errors: the store cannot be opened.
+    fn on_pg(t: &PgTarget) -> anyhow::Result<Cx> {
+        let store = PgStore::open(t)?;
+        let root = match location::resolve_from_env(None) {
+            Ok(loc) => loc.project,
+            Err(_) => std::env::current_dir()?,
+        };
+        let db = pg_current_path(t, &root)?;
+        let loc = Location {
+            db,
+            project: root,
+            rule: location::Rule::Flag,
+        };
+        Ok(Cx::with(Db::Pg(store), loc))
     }
 
     /// Opens the store for a read verb (`show`, `log`, `search`, `ls`,
@@ -132,11 +188,14 @@ impl Cx {
     /// on a writer, creating nothing, its note on stderr — and loads the
     /// remembered current task. Errors: as [`open_read`].
     pub fn open_read(flag: Option<&Path>) -> anyhow::Result<Cx> {
+        if let Some(t) = PG.get() {
+            return Cx::on_pg(t);
+        }
         let (store, _, loc) = open_read(flag)?;
-        Ok(Cx::with(store, loc))
+        Ok(Cx::with(Db::Sqlite(store), loc))
     }
 
-    fn with(store: Store, loc: Location) -> Cx {
+    fn with(store: Db, loc: Location) -> Cx {
         let loaded = load_current(&loc.db);
         let mut session = crate::cli::identity::session();
         session.current = loaded.clone();
@@ -156,7 +215,7 @@ impl Cx {
     /// task when the tool moved it.
     pub fn tool(&mut self, name: &str, args: Value) -> anyhow::Result<ToolOutcome> {
         let mut ctx = ToolCtx {
-            store: (&self.store).into(),
+            store: self.store.r(),
             session: &mut self.session,
             engine: &self.engine,
             root: self.root.clone(),

@@ -295,16 +295,16 @@ fn dep_tree_cmd(flag: Option<&Path>, a: &DepTreeArgs) -> anyhow::Result<ExitCode
         .as_deref()
         .map(|s| crate::store::slug::strip_depot(s.trim()).to_string());
     if let Some(s) = &slug
-        && !cx.store.task_exists(s)?
+        && !cx.store.r().task_exists(s)?
     {
         return refuse(&format!("No task {s}."), a.out.json);
     }
     let query = super::tree::dep_tree_query(slug.as_deref());
-    let mut v = match super::views::run(&cx.engine, &cx.store, &cx.session, &query) {
+    let mut v = match super::views::run(&cx.engine, cx.store.r(), &cx.session, &query) {
         Ok(v) => v,
         Err(e) => return refuse(&e, a.out.json),
     };
-    super::views::add_names(&cx.store, &mut v)?;
+    super::views::add_names(cx.store.r(), &mut v)?;
     if let Err(e) = super::tree::add_targets(&cx, &mut v)? {
         return refuse(&e, a.out.json);
     }

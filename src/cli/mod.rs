@@ -384,6 +384,30 @@ fn run_pg(cli: &Cli, t: &crate::store::pg::PgTarget) -> anyhow::Result<ExitCode>
             current,
         } => mcp_cmds::call_cmd(None, tool, args, current.as_deref(), Some(t)),
         Command::Query(args) => query::query_pg(t, args),
+        // The verbs open their store through `context::Cx`, which opens the
+        // selected PostgreSQL store.
+        Command::Add(_)
+        | Command::Ls(_)
+        | Command::Show(_)
+        | Command::Done(_)
+        | Command::Start(_)
+        | Command::Block(_)
+        | Command::Note(_)
+        | Command::Log(_)
+        | Command::Search(_)
+        | Command::Ready(_)
+        | Command::Current(_)
+        | Command::Claim(_)
+        | Command::Release(_)
+        | Command::Mine(_)
+        | Command::Edit(_)
+        | Command::Reopen(_)
+        | Command::Abandon(_)
+        | Command::Dep { .. }
+        | Command::Schema(_) => {
+            context::select_pg(t);
+            run_sqlite(cli)
+        }
         Command::Completions { shell } => generate::completions_cmd(*shell),
         Command::Man => generate::man_cmd(),
         other => pg_cmds::not_yet(command_name(other)),

@@ -112,7 +112,7 @@ const FINISHED: &str = "(or (= :status \"completed\") (= :status \"abandoned\"))
 /// message.
 pub fn waits(cx: &Cx, tasks: &[Value]) -> Result<BTreeMap<String, Vec<String>>, String> {
     let q = format!("(-> (all) (:where (any (:follow :depends-on) (not {FINISHED}))) (:ids))");
-    let waiting: BTreeSet<String> = run(&cx.engine, &cx.store, &cx.session, &q)?
+    let waiting: BTreeSet<String> = run(&cx.engine, cx.store.r(), &cx.session, &q)?
         .as_array()
         .map(|a| {
             a.iter()
@@ -131,7 +131,7 @@ pub fn waits(cx: &Cx, tasks: &[Value]) -> Result<BTreeMap<String, Vec<String>>, 
             "(-> (all) (:where (= :slug {})) (:follow :depends-on) (:where (not {FINISHED})) (:sort :slug :asc) (:ids))",
             tq_string(&slug)
         );
-        let targets = run(&cx.engine, &cx.store, &cx.session, &q)?
+        let targets = run(&cx.engine, cx.store.r(), &cx.session, &q)?
             .as_array()
             .map(|a| {
                 a.iter()
@@ -212,11 +212,11 @@ pub fn add_targets(cx: &Cx, tasks: &mut Value) -> anyhow::Result<Result<(), Stri
             "(-> (all) (:where (= :slug {})) (:follow :depends-on) (:sort :slug :asc))",
             tq_string(&field(t, "slug"))
         );
-        let mut targets = match run(&cx.engine, &cx.store, &cx.session, &q) {
+        let mut targets = match run(&cx.engine, cx.store.r(), &cx.session, &q) {
             Ok(v) => v,
             Err(e) => return Ok(Err(e)),
         };
-        add_names(&cx.store, &mut targets)?;
+        add_names(cx.store.r(), &mut targets)?;
         let short: Vec<Value> = targets
             .as_array()
             .map(Vec::as_slice)

@@ -225,7 +225,7 @@ fn incoming(cx: &Cx, slug: &str, edge: &str) -> Result<Vec<String>, String> {
         "(-> (all) (:where (= :slug {})) (:back :{edge}) (:sort :slug :asc) (:ids))",
         super::views::tq_string(slug)
     );
-    let v = super::views::run(&cx.engine, &cx.store, &cx.session, &q)?;
+    let v = super::views::run(&cx.engine, cx.store.r(), &cx.session, &q)?;
     Ok(v.as_array()
         .map(|a| {
             a.iter()
@@ -334,7 +334,7 @@ pub(super) fn search_cmd(flag: Option<&Path>, a: &SearchArgs) -> anyhow::Result<
 pub(super) fn current_cmd(flag: Option<&Path>, a: &SlugArgs) -> anyhow::Result<ExitCode> {
     let mut cx = Cx::open_read(flag)?;
     if let Some(slug) = &a.slug {
-        if let Err(msg) = super::query::select_current((&cx.store).into(), &mut cx.session, slug) {
+        if let Err(msg) = super::query::select_current(cx.store.r(), &mut cx.session, slug) {
             let out = ToolOutcome::err(msg);
             return print_outcome(&out, a.out.json);
         }

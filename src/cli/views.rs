@@ -18,7 +18,7 @@ use super::out::{emit, emit_err, emit_styled};
 use super::table;
 use super::verbs::JsonFlag;
 use crate::session::Session;
-use crate::store::Store;
+use crate::store::DbRef;
 use crate::tools::render::minute;
 use crate::tq::Surface;
 use crate::tq::engine::Engine;
@@ -256,17 +256,17 @@ pub fn task_table(tasks: &[Value]) -> String {
 /// Runs `text` for the JSON path; a query error as its one-line message.
 pub(super) fn run(
     engine: &Engine,
-    store: &Store,
+    store: DbRef<'_>,
     session: &Session,
     text: &str,
 ) -> Result<Value, String> {
-    run_json(engine, store.into(), session, text, Surface::Read).map_err(|d| d.render_plain())
+    run_json(engine, store, session, text, Surface::Read).map_err(|d| d.render_plain())
 }
 
 /// Adds `"name"` to each task object of `tasks`: its `display-name` when
 /// one is set (differs from the slug), else the name typed when it was
 /// created (`store::read::typed_name`), else `null`. Errors: a store read.
-pub(super) fn add_names(store: &Store, tasks: &mut Value) -> anyhow::Result<()> {
+pub(super) fn add_names(store: DbRef<'_>, tasks: &mut Value) -> anyhow::Result<()> {
     let Some(list) = tasks.as_array_mut() else {
         return Ok(());
     };
@@ -276,7 +276,7 @@ pub(super) fn add_names(store: &Store, tasks: &mut Value) -> anyhow::Result<()> 
         let name = if !display.is_empty() && display != slug {
             Some(display)
         } else {
-            crate::store::read::typed_name(store.conn(), &slug)?
+            store.typed_name(&slug)?
         };
         if let Value::Object(m) = t {
             m.insert("name".into(), name.map_or(Value::Null, Value::String));
@@ -331,17 +331,17 @@ pub(super) fn ls_cmd(flag: Option<&Path>, a: &LsArgs) -> anyhow::Result<ExitCode
     let cx = Cx::open_read(flag)?;
     if let Some(slug) = &a.under {
         let bare = crate::store::slug::strip_depot(slug.trim());
-        if !cx.store.task_exists(bare)? {
+        if !cx.store.r().task_exists(bare)? {
             return fail(&format!("No task {bare}."));
         }
     }
     let limit = a.limit.unwrap_or(if a.out.json { 0 } else { LS_LIMIT });
     if a.tree {
-        let mut v = match run(&cx.engine, &cx.store, &cx.session, &query) {
+        let mut v = match run(&cx.engine, cx.store.r(), &cx.session, &query) {
             Ok(v) => v,
             Err(e) => return fail(&e),
         };
-        add_names(&cx.store, &mut v)?;
+        add_names(cx.store.r(), &mut v)?;
         let list = v.as_array().cloned().unwrap_or_default();
         let waits = match super::tree::waits(&cx, &list) {
             Ok(w) => w,
@@ -369,7 +369,7 @@ pub(super) fn ls_cmd(flag: Option<&Path>, a: &LsArgs) -> anyhow::Result<ExitCode
     } else {
         let total = match run(
             &cx.engine,
-            &cx.store,
+            cx.store.r(),
             &cx.session,
             &with_step(&query, "(:count)"),
         ) {
@@ -381,9 +381,9 @@ pub(super) fn ls_cmd(flag: Option<&Path>, a: &LsArgs) -> anyhow::Result<ExitCode
             .saturating_sub(limit);
         (with_step(&query, &format!("(:take {limit})")), left)
     };
-    match run(&cx.engine, &cx.store, &cx.session, &page) {
+    match run(&cx.engine, cx.store.r(), &cx.session, &page) {
         Ok(mut v) => {
-            add_names(&cx.store, &mut v)?;
+            add_names(cx.store.r(), &mut v)?;
             print_tasks(v, a.out.json, task_table)?;
             if !a.out.json {
                 more_line(left)?;
@@ -398,9 +398,9 @@ pub(super) fn ls_cmd(flag: Option<&Path>, a: &LsArgs) -> anyhow::Result<ExitCode
 /// with `json` the task objects); a query error on stderr, exit 1.
 pub(super) fn tasks_cmd(flag: Option<&Path>, query: &str, json: bool) -> anyhow::Result<ExitCode> {
     let cx = Cx::open_read(flag)?;
-    match run(&cx.engine, &cx.store, &cx.session, query) {
+    match run(&cx.engine, cx.store.r(), &cx.session, query) {
         Ok(mut v) => {
-            add_names(&cx.store, &mut v)?;
+            add_names(cx.store.r(), &mut v)?;
             print_tasks(v, json, task_table)
         }
         Err(e) => fail(&e),
@@ -422,8 +422,7 @@ pub(super) fn ready_cmd(flag: Option<&Path>, a: &ReadyArgs) -> anyhow::Result<Ex
         let secs = a.lease.unwrap_or(super::claims::DEFAULT_LEASE);
         let set = match &a.slug {
             Some(slug) => {
-                if let Err(msg) =
-                    super::query::select_current((&cx.store).into(), &mut cx.session, slug)
+                if let Err(msg) = super::query::select_current(cx.store.r(), &mut cx.session, slug)
                 {
                     return fail(&msg);
                 }
@@ -443,18 +442,16 @@ pub(super) fn ready_cmd(flag: Option<&Path>, a: &ReadyArgs) -> anyhow::Result<Ex
     let mut cx = Cx::open_read(flag)?;
     let q = match &a.slug {
         Some(slug) => {
-            if let Err(msg) =
-                super::query::select_current((&cx.store).into(), &mut cx.session, slug)
-            {
+            if let Err(msg) = super::query::select_current(cx.store.r(), &mut cx.session, slug) {
                 return fail(&msg);
             }
             READY_IN_PLAN
         }
         None => READY_ALL,
     };
-    match run(&cx.engine, &cx.store, &cx.session, q) {
+    match run(&cx.engine, cx.store.r(), &cx.session, q) {
         Ok(mut v) => {
-            add_names(&cx.store, &mut v)?;
+            add_names(cx.store.r(), &mut v)?;
             print_tasks(v, a.out.json, task_table)
         }
         Err(e) => fail(&e),
@@ -513,14 +510,14 @@ pub fn schema_tables(rows: &[Value]) -> String {
 }
 
 /// The `(schema)` rows as JSON objects, in the registry's order.
-pub fn schema_rows(engine: &Engine, store: &Store, session: &Session) -> Result<Value, String> {
+pub fn schema_rows(engine: &Engine, store: DbRef<'_>, session: &Session) -> Result<Value, String> {
     run(engine, store, session, "(schema)")
 }
 
 /// `cairn schema [--json]`.
 pub(super) fn schema_cmd(flag: Option<&Path>, a: &JsonFlag) -> anyhow::Result<ExitCode> {
     let cx = Cx::open_read(flag)?;
-    match schema_rows(&cx.engine, &cx.store, &cx.session) {
+    match schema_rows(&cx.engine, cx.store.r(), &cx.session) {
         Ok(v) if a.json => {
             emit(&serde_json::to_string_pretty(&v)?)?;
             Ok(ExitCode::SUCCESS)

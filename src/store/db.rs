@@ -207,6 +207,14 @@ impl<'a> DbRef<'a> {
         }
     }
 
+    /// [`read::typed_name`].
+    pub fn typed_name(self, slug: &str) -> Result<Option<String>, StoreError> {
+        match self {
+            DbRef::Sqlite(s) => read::typed_name(s.conn(), slug),
+            DbRef::Pg(p) => p.typed_name(slug),
+        }
+    }
+
     /// [`read::open_tasks`].
     pub fn open_tasks(self) -> Result<Vec<OpenTask>, StoreError> {
         match self {

@@ -70,7 +70,7 @@ impl Repl<'_> {
                     Err(d) => Reply::Diag(d, rest.to_string()),
                 }
             }
-            ":schema" => match schema_rows(&self.engine, self.store, &self.session) {
+            ":schema" => match schema_rows(&self.engine, self.store.into(), &self.session) {
                 Ok(rows) => Reply::Text(for_stdout(&schema_tables(
                     rows.as_array().map(Vec::as_slice).unwrap_or(&[]),
                 ))),

@@ -1,0 +1,114 @@
+//! The verbs on PostgreSQL (spec/team.md: the same CLI and answers): a
+//! person's day — plan, claim, note, a dependency, an edit, done, the tree,
+//! search, the log, JSON — run command by command on a SQLite project and
+//! on a PostgreSQL store (`CAIRN_DB=postgres://…`); every command's stdout,
+//! stderr and exit status must be identical.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::pg;
+
+const DAY: &[&[&str]] = &[
+    &["add", "tune search ranking"],
+    &[
+        "add",
+        "tokenizer fix",
+        "--under",
+        "2026-01-01-tune-search-ranking",
+    ],
+    &[
+        "add",
+        "prefix queries",
+        "--under",
+        "2026-01-01-tune-search-ranking",
+    ],
+    &[
+        "dep",
+        "add",
+        "2026-01-01-prefix-queries",
+        "--on",
+        "2026-01-01-tokenizer-fix",
+    ],
+    &["ready"],
+    &["ready", "--json"],
+    &["claim"],
+    &["note", "splitting on - breaks file.rs:45-78 lookups"],
+    &[
+        "edit",
+        "-d",
+        "split on whitespace only",
+        "--set",
+        "priority=high",
+    ],
+    &["show"],
+    &["show", "--json"],
+    &["done"],
+    &["ls", "--tree"],
+    &["ls", "--status", "completed", "--json"],
+    &["dep", "tree", "2026-01-01-tune-search-ranking"],
+    &["ready"],
+    &["search", "file.rs:45-78"],
+    &["log", "2026-01-01-tokenizer-fix"],
+    &["reopen", "2026-01-01-tokenizer-fix"],
+    &[
+        "abandon",
+        "2026-01-01-tokenizer-fix",
+        "--reason",
+        "superseded",
+    ],
+    &["current"],
+    &["release", "2026-01-01-nope"],
+    &[
+        "dep",
+        "add",
+        "2026-01-01-nope",
+        "--on",
+        "2026-01-01-tokenizer-fix",
+    ],
+    &["schema"],
+];
+
+fn run(dir: &Path, db: Option<&str>, args: &[&str]) -> (String, String, Option<i32>) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    cmd.args(args)
+        .current_dir(dir)
+        .env("HOME", dir)
+        .env("CAIRN_NOW", "1767225600")
+        .env("CAIRN_AGENT", "ana")
+        .env("NO_COLOR", "1");
+    match db {
+        Some(url) => cmd.env("CAIRN_DB", url),
+        None => cmd.env_remove("CAIRN_DB"),
+    };
+    let out = cmd.output().unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+#[test]
+fn a_persons_day_is_the_same_on_both_engines() {
+    let Some(url) = pg::url() else { return };
+    let here = tempfile::tempdir().unwrap();
+    let there = tempfile::tempdir().unwrap();
+    for d in [&here, &there] {
+        std::fs::create_dir(d.path().join(".git")).unwrap();
+    }
+    let mut nonempty = 0;
+    for args in DAY {
+        let a = run(here.path(), None, args);
+        let b = run(there.path(), Some(&url), args);
+        assert_eq!(a, b, "cairn {}", args.join(" "));
+        nonempty += usize::from(!a.0.is_empty());
+    }
+    assert!(nonempty >= 20, "{nonempty}");
+    // The PostgreSQL run wrote there, not to a SQLite file.
+    assert!(!there.path().join(".cairn/cairn.db").exists());
+    let (out, _, code) = run(there.path(), Some(&url), &["verify"]);
+    assert_eq!(code, Some(0), "{out}");
+}
