@@ -53,7 +53,7 @@ fn query() -> impl Strategy<Value = String> {
                 *last = format!("{cut}*");
             }
             if quoted && q.len() > 1 {
-                vec![format!("\"{}\"", q.join(" "))].join(" ")
+                format!("\"{}\"", q.join(" "))
             } else {
                 q.join(" ")
             }
