@@ -50,6 +50,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "log/export",
         "changes",
         "pg/rebuild",
+        "pg/changes",
         "pg/push",
     ],
     &["open", "mod", "pg/mod", "db"],

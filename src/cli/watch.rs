@@ -16,7 +16,9 @@ use clap::Args;
 use super::out::emit;
 use super::query::{report, select_current};
 use crate::store::changes::ChangeCounter;
-use crate::store::{ReadOpen, Store};
+use crate::store::pg::changes::Listener;
+use crate::store::pg::{PgStore, PgTarget};
+use crate::store::{DbRef, ReadOpen, Store};
 use crate::tq::Surface;
 use crate::tq::engine::Engine;
 
@@ -99,7 +101,7 @@ pub(super) fn watch_cmd(flag: Option<&Path>, args: &WatchArgs) -> anyhow::Result
     let engine = Engine::new().with_clock(super::context::clock());
     // The counter first: a commit while the first result is computed moves it.
     let mut counter = ChangeCounter::open(store.path())?;
-    let mut last = match engine.run(&store, &session, text, Surface::Read) {
+    let first = match engine.run(&store, &session, text, Surface::Read) {
         Ok(out) => out,
         Err(d) => {
             report(&d, text);
@@ -114,6 +116,69 @@ pub(super) fn watch_cmd(flag: Option<&Path>, args: &WatchArgs) -> anyhow::Result
             loc.db.display()
         );
     }
+    watch_loop(
+        (&store).into(),
+        &session,
+        &engine,
+        args,
+        first,
+        |interval| {
+            std::thread::sleep(interval);
+            Ok(counter.moved()?)
+        },
+    )
+}
+
+/// `cairn watch` on a PostgreSQL store: the same output, woken by the
+/// schema's change notifications (`LISTEN`, spec/team.md "Changes")
+/// instead of a file counter.
+pub(super) fn watch_pg(t: &PgTarget, args: &WatchArgs) -> anyhow::Result<ExitCode> {
+    let text = args.query.as_str();
+    if text.trim().is_empty() {
+        super::out::emit_err("error: query is required.");
+        return Ok(ExitCode::from(2));
+    }
+    let store = PgStore::open(t)?;
+    let mut session = crate::cli::identity::session();
+    if let Some(slug) = &args.current
+        && let Err(msg) = select_current((&store).into(), &mut session, slug)
+    {
+        super::out::emit_err(&msg);
+        return Ok(ExitCode::from(2));
+    }
+    let engine = Engine::new().with_clock(super::context::clock());
+    // Listening first: a commit while the first result is computed wakes it.
+    let mut listener = Listener::open(t)?;
+    let first = match engine.run_pg(&store, &session, text, Surface::Read) {
+        Ok(out) => out,
+        Err(d) => {
+            report(&d, text);
+            return Ok(ExitCode::from(2));
+        }
+    };
+    watch_loop(
+        (&store).into(),
+        &session,
+        &engine,
+        args,
+        first,
+        |interval| Ok(listener.wait(interval)?.is_some()),
+    )
+}
+
+/// Prints `first`, then reruns the query whenever `changed(interval)` says
+/// a commit happened (or every [`REFRESH`], for claims running out) and
+/// prints each new result after a separator.
+fn watch_loop(
+    store: DbRef<'_>,
+    session: &crate::session::Session,
+    engine: &Engine,
+    args: &WatchArgs,
+    first: String,
+    mut changed: impl FnMut(Duration) -> anyhow::Result<bool>,
+) -> anyhow::Result<ExitCode> {
+    let text = args.query.as_str();
+    let mut last = first;
     if !emit(&last)? {
         return Ok(ExitCode::SUCCESS);
     }
@@ -124,12 +189,11 @@ pub(super) fn watch_cmd(flag: Option<&Path>, args: &WatchArgs) -> anyhow::Result
         if args.count.is_some_and(|n| printed >= n) {
             return Ok(ExitCode::SUCCESS);
         }
-        std::thread::sleep(interval);
-        if !counter.moved()? && ran_at.elapsed() < REFRESH {
+        if !changed(interval)? && ran_at.elapsed() < REFRESH {
             continue;
         }
         ran_at = Instant::now();
-        let now = match engine.run(&store, &session, text, Surface::Read) {
+        let now = match engine.run_db(store, session, text, Surface::Read) {
             Ok(out) => out,
             Err(d) => d.render_plain(),
         };

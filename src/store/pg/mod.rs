@@ -13,6 +13,7 @@
 //! 5. `rebuild` (refold, verify, digest), `push`.
 
 pub mod case_fold;
+pub mod changes;
 pub mod connect;
 pub(crate) mod fold;
 pub mod handle;

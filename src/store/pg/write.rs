@@ -27,6 +27,24 @@ use crate::store::write::{REPEAT_FIELD, WriteReport, validate};
 /// serialization failure or a deadlock.
 pub const WRITE_ATTEMPTS: u32 = 5;
 
+/// The `LISTEN` channel of the project in `schema`: `cairn_SCHEMA`
+/// (spec/team.md "Changes"). The payload of each notification is the
+/// store's newest `seq`; PostgreSQL delivers it at commit, never for a
+/// rolled-back write.
+pub fn channel(schema: &str) -> String {
+    format!("cairn_{schema}")
+}
+
+/// Queues this transaction's change notification (sent at commit).
+fn notify(cx: &mut Cx<'_, '_>, schema: &str) -> Result<(), TxError> {
+    cx.exec(
+        "SELECT pg_notify($1, (SELECT coalesce(max(seq), 0) FROM events)::text)",
+        &[&channel(schema)],
+    )
+    .map_err(tx_err)?;
+    Ok(())
+}
+
 /// True for SQLSTATE 40001 (serialization failure) and 40P01 (deadlock).
 fn retryable(e: &postgres::Error) -> bool {
     e.code().is_some_and(|c| {
@@ -77,7 +95,9 @@ impl PgStore {
             let result = match locked {
                 Ok(_) => {
                     let mut cx = Cx::new(&mut tx, &mut stmts);
-                    body(&mut cx).and_then(|v| cx.flush().map(|()| v).map_err(tx_err))
+                    body(&mut cx)
+                        .and_then(|v| cx.flush().map(|()| v).map_err(tx_err))
+                        .and_then(|v| notify(&mut cx, &schema).map(|()| v))
                 }
                 Err(e) => Err(tx_err(e)),
             };
