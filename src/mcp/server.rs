@@ -28,6 +28,7 @@ use super::logging::{LevelCell, LogLine, clip};
 use super::subscriptions::Subscriptions;
 use crate::session::{Capability, Session};
 use crate::store::Db;
+use crate::store::changes::ChangeCounter;
 use crate::tools::{Clock, ToolCtx, ToolOutcome, dispatch, tools};
 use crate::tq::engine::{Cancel, Engine};
 
@@ -157,6 +158,17 @@ impl CairnServer {
             .path()
             .map(PathBuf::from)
             .unwrap_or_default()
+    }
+
+    /// A change counter on this session's store (its own connection): a
+    /// SQLite `data_version` reader, or a PostgreSQL `LISTEN` on the
+    /// schema's channel. Errors: the store's.
+    pub fn change_counter(&self) -> Result<ChangeCounter, crate::store::StoreError> {
+        let st = self.lock();
+        match &st.store {
+            Db::Sqlite(s) => ChangeCounter::open(s.path()),
+            Db::Pg(p) => ChangeCounter::open_pg(p.target()),
+        }
     }
 
     /// The tools this server lists: the registry filtered by the grants.

@@ -154,7 +154,8 @@ impl CairnServer {
         let t = target.clone();
         let job = tokio::task::spawn_blocking(move || {
             let counter = if start {
-                let opened = ChangeCounter::open(&server.db_path())
+                let opened = server
+                    .change_counter()
                     .and_then(|c| c.high_water().map(|mark| (c, mark)));
                 match opened {
                     Ok(pair) => Some(pair),

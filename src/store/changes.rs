@@ -11,6 +11,8 @@ use std::path::Path;
 use rusqlite::{Connection, params};
 
 use super::StoreError;
+use super::pg::changes::Listener;
+use super::pg::target::PgTarget;
 
 /// Which of the given tasks had events after a mark: one statement over the
 /// event log (a rowid range scan from the mark). An event touches task `S`
@@ -39,11 +41,19 @@ pub const LIVE_CLAIMS_SQL: &str = "SELECT t.slug,
 FROM json_each(?1) s JOIN tasks t ON t.slug = s.value
 ORDER BY t.slug";
 
-/// A dedicated read-only connection that watches the store for commits.
+/// A dedicated connection that watches the store for commits: a read-only
+/// SQLite connection reading `PRAGMA data_version`, or a PostgreSQL
+/// connection that `LISTEN`s to the schema's change channel
+/// ([`crate::store::pg::changes::Listener`]).
 #[derive(Debug)]
 pub struct ChangeCounter {
-    conn: Connection,
-    version: i64,
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    Sqlite { conn: Connection, version: i64 },
+    Pg(std::sync::Mutex<Listener>),
 }
 
 impl ChangeCounter {
@@ -53,26 +63,50 @@ impl ChangeCounter {
     pub fn open(db: &Path) -> Result<ChangeCounter, StoreError> {
         let conn = super::reader::open_read_only(db)?;
         let version = data_version(&conn)?;
-        Ok(ChangeCounter { conn, version })
+        Ok(ChangeCounter {
+            inner: Inner::Sqlite { conn, version },
+        })
+    }
+
+    /// A counter on the PostgreSQL store `target`: its own connection,
+    /// listening to the schema's channel. Errors: [`StoreError::Postgres`].
+    pub fn open_pg(target: &PgTarget) -> Result<ChangeCounter, StoreError> {
+        Ok(ChangeCounter {
+            inner: Inner::Pg(std::sync::Mutex::new(Listener::open(target)?)),
+        })
+    }
+
+    fn pg(l: &std::sync::Mutex<Listener>) -> std::sync::MutexGuard<'_, Listener> {
+        match l.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
     }
 
     /// True when another connection committed since the last call (or since
     /// [`ChangeCounter::open`]): `PRAGMA data_version` moved.
     /// Errors: [`StoreError::Sqlite`].
     pub fn moved(&mut self) -> Result<bool, StoreError> {
-        let now = data_version(&self.conn)?;
-        let moved = now != self.version;
-        self.version = now;
-        Ok(moved)
+        match &mut self.inner {
+            Inner::Sqlite { conn, version } => {
+                let now = data_version(conn)?;
+                let moved = now != *version;
+                *version = now;
+                Ok(moved)
+            }
+            Inner::Pg(l) => Self::pg(l).moved(),
+        }
     }
 
     /// The newest event's `seq` (0 for an empty log): the mark to pass to
     /// [`ChangeCounter::touched`] next time. Errors: [`StoreError::Sqlite`].
     pub fn high_water(&self) -> Result<i64, StoreError> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT coalesce(max(seq), 0) FROM events")?
-            .query_row([], |r| r.get(0))?)
+        match &self.inner {
+            Inner::Sqlite { conn, .. } => Ok(conn
+                .prepare_cached("SELECT coalesce(max(seq), 0) FROM events")?
+                .query_row([], |r| r.get(0))?),
+            Inner::Pg(l) => Self::pg(l).high_water(),
+        }
     }
 
     /// The slugs among `slugs` that events after `since` touched (see
@@ -81,8 +115,12 @@ impl ChangeCounter {
         if slugs.is_empty() {
             return Ok(Vec::new());
         }
+        let conn = match &self.inner {
+            Inner::Sqlite { conn, .. } => conn,
+            Inner::Pg(l) => return Self::pg(l).touched(since, slugs),
+        };
         let list = serde_json::Value::from(slugs.to_vec()).to_string();
-        let mut stmt = self.conn.prepare_cached(TOUCHED_SQL)?;
+        let mut stmt = conn.prepare_cached(TOUCHED_SQL)?;
         let rows = stmt.query_map(params![since, list], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
@@ -97,7 +135,10 @@ impl ChangeCounter {
         slugs: &[String],
         now: i64,
     ) -> Result<Vec<(String, Option<String>)>, StoreError> {
-        live_claims(&self.conn, slugs, now)
+        match &self.inner {
+            Inner::Sqlite { conn, .. } => live_claims(conn, slugs, now),
+            Inner::Pg(l) => Self::pg(l).live_claims(slugs, now),
+        }
     }
 }
 

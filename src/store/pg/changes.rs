@@ -31,7 +31,10 @@ impl Listener {
         let mut client = connect(target)?;
         let name = channel(&target.schema).replace('"', "\"\"");
         client
-            .batch_execute(&format!("LISTEN \"{name}\""))
+            .batch_execute(&format!(
+                "SET search_path TO {}; LISTEN \"{name}\"",
+                super::handle::quoted(&target.schema)
+            ))
             .map_err(pg_err)?;
         Ok(Listener { client })
     }
@@ -55,5 +58,80 @@ impl Listener {
             newest = Some(newest.map_or(seq, |s: i64| s.max(seq)));
         }
         Ok(newest)
+    }
+
+    /// True when a commit was announced since the last call; never blocks
+    /// (reads what the connection has received). Errors:
+    /// [`StoreError::Postgres`].
+    pub fn moved(&mut self) -> Result<bool, StoreError> {
+        let mut any = false;
+        let mut n = self.client.notifications();
+        let mut it = n.iter();
+        while it.next().map_err(pg_err)?.is_some() {
+            any = true;
+        }
+        Ok(any)
+    }
+
+    /// The newest event's `seq` (0 for an empty log). Errors:
+    /// [`StoreError::Postgres`].
+    pub fn high_water(&mut self) -> Result<i64, StoreError> {
+        Ok(self
+            .client
+            .query_one("SELECT coalesce(max(seq), 0) FROM events", &[])
+            .map_err(pg_err)?
+            .get(0))
+    }
+
+    /// `store::changes::TOUCHED_SQL` on PostgreSQL: the slugs among
+    /// `slugs` that events after `since` touched, sorted (byte order).
+    /// Errors: [`StoreError::Postgres`].
+    pub fn touched(&mut self, since: i64, slugs: &[String]) -> Result<Vec<String>, StoreError> {
+        if slugs.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .client
+            .query(
+                "SELECT s.v FROM events e JOIN unnest($2::text[]) AS s(v)
+                   ON s.v IN (e.task_id, e.data::jsonb ->> 'child_id', e.data::jsonb ->> 'target_id',
+                              (SELECT p.slug FROM tasks c JOIN tasks p ON p.id = c.parent_task_id
+                               WHERE c.slug = e.task_id))
+                 WHERE e.seq > $1
+                 GROUP BY s.v
+                 ORDER BY s.v COLLATE \"C\"",
+                &[&since, &slugs],
+            )
+            .map_err(pg_err)?
+            .iter()
+            .map(|r| r.get(0))
+            .collect())
+    }
+
+    /// `store::changes::LIVE_CLAIMS_SQL` on PostgreSQL: each known slug's
+    /// live claim owner at `now` (Unix seconds). Errors:
+    /// [`StoreError::Postgres`].
+    pub fn live_claims(
+        &mut self,
+        slugs: &[String],
+        now: i64,
+    ) -> Result<Vec<(String, Option<String>)>, StoreError> {
+        if slugs.is_empty() {
+            return Ok(Vec::new());
+        }
+        Ok(self
+            .client
+            .query(
+                "SELECT t.slug,
+                        CASE WHEN t.claim_until > $2 AND t.status NOT IN ('completed', 'abandoned')
+                             THEN t.claim_owner END
+                 FROM unnest($1::text[]) AS s(v) JOIN tasks t ON t.slug = s.v
+                 ORDER BY t.slug",
+                &[&slugs, &now],
+            )
+            .map_err(pg_err)?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect())
     }
 }
