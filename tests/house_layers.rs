@@ -37,6 +37,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "pg/connect",
         "pg/handle",
         "pg/read",
+        "pg/tokens",
     ],
     &["split", "fold", "refold", "pg/fold"],
     &["write", "log/append", "pg/write"],

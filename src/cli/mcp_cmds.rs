@@ -82,12 +82,21 @@ pub enum TokenAction {
 
 /// `cairn token create|list|revoke` on the token file of the resolved store.
 /// `create` prints the token alone on stdout (and a reminder on stderr).
-pub(super) fn token_cmd(flag: Option<&Path>, action: &TokenAction) -> anyhow::Result<ExitCode> {
-    let loc = location::resolve_from_env(flag)?;
-    let path = http_tokens::tokens_path(&loc.db);
+pub(super) fn token_cmd(
+    flag: Option<&Path>,
+    action: &TokenAction,
+    pg: Option<&PgTarget>,
+) -> anyhow::Result<ExitCode> {
+    let src = match pg {
+        Some(t) => http_tokens::TokenSource::pg(t),
+        None => {
+            let loc = location::resolve_from_env(flag)?;
+            http_tokens::TokenSource::File(http_tokens::tokens_path(&loc.db))
+        }
+    };
     match action {
         TokenAction::Create { name, grant } => {
-            let token = http_tokens::create(&path, name, grant)?;
+            let token = src.create(name, grant)?;
             emit(&token)?;
             emit_err(&format!(
                 "Token for {name} created; it is shown only this once. Clients send it as Authorization: Bearer TOKEN."
@@ -95,7 +104,8 @@ pub(super) fn token_cmd(flag: Option<&Path>, action: &TokenAction) -> anyhow::Re
         }
         TokenAction::List { out } if out.json => {
             // Name, grants and creation time; never the hash.
-            let list: Vec<serde_json::Value> = http_tokens::load(&path)?
+            let list: Vec<serde_json::Value> = src
+                .load()?
                 .tokens
                 .iter()
                 .map(|t| serde_json::json!({ "name": t.name, "grants": t.grants, "created": t.created }))
@@ -103,10 +113,10 @@ pub(super) fn token_cmd(flag: Option<&Path>, action: &TokenAction) -> anyhow::Re
             emit(&serde_json::to_string_pretty(&list)?)?;
         }
         TokenAction::List { .. } => {
-            emit(&http_tokens::list_text(&http_tokens::load(&path)?))?;
+            emit(&http_tokens::list_text(&src.load()?))?;
         }
         TokenAction::Revoke { name } => {
-            http_tokens::revoke(&path, name)?;
+            src.revoke(name)?;
             emit(&format!("Revoked the token {name}."))?;
         }
     }
@@ -144,12 +154,9 @@ pub(super) fn serve_cmd(
     pg: Option<&PgTarget>,
 ) -> anyhow::Result<ExitCode> {
     let grants = grant.iter().map(|&g| Capability::from(g)).collect();
-    if let Some(t) = pg {
-        if http.http.is_some() {
-            anyhow::bail!(
-                "`cairn serve --http` does not run on a PostgreSQL store yet (stdio does; see docs/team.md)"
-            );
-        }
+    if let Some(t) = pg
+        && http.http.is_none()
+    {
         serve(ServeOptions {
             scratch: false,
             pg: Some(t.clone()),
@@ -161,7 +168,14 @@ pub(super) fn serve_cmd(
         })?;
         return Ok(ExitCode::SUCCESS);
     }
-    let loc = location::resolve_from_env(flag)?;
+    let loc = match pg {
+        Some(_) => location::Location {
+            db: PathBuf::new(),
+            project: std::env::current_dir()?,
+            rule: location::Rule::Flag,
+        },
+        None => location::resolve_from_env(flag)?,
+    };
     let agent = super::identity::flag();
     if let Some(addr) = &http.http {
         if agent.is_some() {
@@ -173,6 +187,7 @@ pub(super) fn serve_cmd(
         serve_http(HttpOptions {
             addr: addr.clone(),
             db: loc.db,
+            pg: pg.cloned(),
             root: loc.project,
             grants,
             no_auth: http.no_auth,

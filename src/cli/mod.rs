@@ -385,6 +385,7 @@ fn run_pg(cli: &Cli, t: &crate::store::pg::PgTarget) -> anyhow::Result<ExitCode>
         } => mcp_cmds::call_cmd(None, tool, args, current.as_deref(), Some(t)),
         Command::Query(args) => query::query_pg(t, args),
         Command::Watch(args) => watch::watch_pg(t, args),
+        Command::Token { action } => mcp_cmds::token_cmd(None, action, Some(t)),
         // The verbs open their store through `context::Cx`, which opens the
         // selected PostgreSQL store.
         Command::Add(_)
@@ -492,7 +493,7 @@ fn run_sqlite(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Verify(a) => store_cmds::verify_cmd(db, a.json),
         Command::Import { path, out } => store_cmds::import_cmd(db, path, out.json),
         Command::Serve { grant, http } => mcp_cmds::serve_cmd(cli.db.as_deref(), grant, http, None),
-        Command::Token { action } => mcp_cmds::token_cmd(cli.db.as_deref(), action),
+        Command::Token { action } => mcp_cmds::token_cmd(cli.db.as_deref(), action, None),
         Command::Call {
             tool,
             args,

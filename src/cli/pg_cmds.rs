@@ -4,7 +4,7 @@
 //! there; `cairn export --logs DIR` writes per-task logs from either engine.
 //!
 //! Which commands run on PostgreSQL today: the verbs (through
-//! `context::Cx`), `serve` (stdio), `call`, `query`, `watch`, `where`, `verify`,
+//! `context::Cx`), `serve` (stdio and HTTP), `token`, `call`, `query`, `watch`, `where`, `verify`,
 //! `rebuild`, `export`. The others answer with a sentence naming that they
 //! do not run there yet (docs/team.md "What runs on PostgreSQL").
 
@@ -191,6 +191,6 @@ fn export_line(dir: &Path, lines: &[crate::store::log::LogLine]) -> anyhow::Resu
 /// The sentence for a command that does not run on PostgreSQL yet.
 pub(super) fn not_yet(command: &str) -> anyhow::Result<ExitCode> {
     anyhow::bail!(
-        "`cairn {command}` does not run on a PostgreSQL store yet (today: the verbs, serve over stdio, call, query, watch, where, verify, rebuild, push, export; see docs/team.md); use a SQLite store (drop --db/CAIRN_DB) and `cairn push` to copy it"
+        "`cairn {command}` does not run on a PostgreSQL store yet (today: the verbs, serve (stdio and --http), token, call, query, watch, where, verify, rebuild, push, export; see docs/team.md); use a SQLite store (drop --db/CAIRN_DB) and `cairn push` to copy it"
     )
 }

@@ -17,6 +17,7 @@
 //! logged at most once a second with a count of the ones suppressed
 //! ([`AcceptBackoff`]).
 
+use super::http_tokens::TokenSource;
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -38,7 +39,7 @@ use crate::store::{Store, StoreError};
 use crate::tq::engine::Engine;
 
 /// What `cairn serve --http` needs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct HttpOptions {
     /// `ADDR` as given: `HOST:PORT` (`127.0.0.1:8765`, `[::1]:0`,
     /// `localhost:8765`, `0.0.0.0:8765`). Port 0 picks a free port; the
@@ -46,6 +47,9 @@ pub struct HttpOptions {
     pub addr: String,
     /// The `cairn.db` path.
     pub db: PathBuf,
+    /// A PostgreSQL store instead of `db` (spec/team.md): sessions open it,
+    /// tokens live in its `tokens` table.
+    pub pg: Option<crate::store::pg::PgTarget>,
     /// The project root (handoff confinement).
     pub root: PathBuf,
     /// `--grant`: the most any session may hold (default all three).
@@ -270,7 +274,10 @@ pub fn serve_http(opts: HttpOptions) -> Result<(), HttpError> {
     init_tracing();
     let addr = check(&opts)?;
     // Open once up front: a missing or too-new store fails here, not per session.
-    drop(Store::open(&opts.db)?);
+    match &opts.pg {
+        Some(t) => drop(crate::store::pg::PgStore::open(t)?),
+        None => drop(Store::open(&opts.db)?),
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)
         .enable_all()
@@ -306,7 +313,11 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
             .iter()
             .map(|h| h.trim().to_ascii_lowercase()),
     );
-    let tokens = (!opts.no_auth).then(|| super::http_tokens::tokens_path(&opts.db));
+    let tokens = (!opts.no_auth).then(|| match &opts.pg {
+        Some(t) => TokenSource::pg(t),
+        None => TokenSource::File(super::http_tokens::tokens_path(&opts.db)),
+    });
+    let pg = opts.pg.clone();
     let ct = CancellationToken::new();
     let sessions = Arc::new(LocalSessionManager::default());
     let config = StreamableHttpServerConfig::default()
@@ -318,12 +329,19 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         let identity = IDENTITY
             .try_with(|i| i.clone())
             .map_err(|_| std::io::Error::other("no identity for this request"))?;
-        let store = Store::open(&db).map_err(std::io::Error::other)?;
+        // A PostgreSQL connection is opened off the async workers.
+        let store = match &pg {
+            Some(t) => crate::store::Db::Pg(
+                tokio::task::block_in_place(|| crate::store::pg::PgStore::open(t))
+                    .map_err(std::io::Error::other)?,
+            ),
+            None => crate::store::Db::Sqlite(Store::open(&db).map_err(std::io::Error::other)?),
+        };
         let mut session = Session::with_grants(identity.grants);
         session.agent = Some(format!("{}/{}", identity.name, session.short_id()));
         tracing::info!(agent = session.agent.as_deref(), "session opened");
         Ok(CairnServer::new(State {
-            store: crate::store::Db::Sqlite(store),
+            store,
             session,
             engine: Engine::new(),
             root: root.clone(),
@@ -342,12 +360,16 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         sessions,
     );
     let auth = match &tokens {
-        Some(p) => format!("bearer tokens from {}", p.display()),
+        Some(TokenSource::File(p)) => format!("bearer tokens from {}", p.display()),
+        Some(TokenSource::Pg(..)) => "bearer tokens from the tokens table".to_string(),
         None => "no auth (loopback only)".to_string(),
     };
     eprintln!(
         "cairn serve: MCP over HTTP at http://{local}{MCP_PATH} for the store at {} ({auth}); Ctrl-C to stop",
-        opts.db.display()
+        match &opts.pg {
+            Some(t) => format!("{} schema {}", t.shown, t.schema),
+            None => opts.db.display().to_string(),
+        }
     );
     // After the listening line (the first line, which scripts read).
     if sessions_allowed < opts.max_sessions {
@@ -461,6 +483,7 @@ mod tests {
         HttpOptions {
             addr: addr.to_string(),
             db: PathBuf::from("x.db"),
+            pg: None,
             root: PathBuf::from("."),
             grants: Capability::ALL.into_iter().collect(),
             no_auth,

@@ -31,7 +31,6 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::convert::Infallible;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -45,7 +44,7 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use tower_service::Service;
 
-use super::http_tokens::{self, TokenFile};
+use super::http_tokens::{self, TokenFile, TokenSource};
 use super::logging::clip;
 use super::server::{CairnServer, MAX_ECHO_CHARS};
 use crate::session::Capability;
@@ -118,7 +117,7 @@ tokio::task_local! {
 #[derive(Debug, Clone)]
 pub struct GateConfig {
     /// `Some(path of the token file)`, or `None` under `--no-auth`.
-    pub tokens: Option<PathBuf>,
+    pub tokens: Option<TokenSource>,
     /// The server's `--grant` (caps every token's grants).
     pub grants: BTreeSet<Capability>,
     /// Allowed host names, lowercase (loopback names plus `--allow-host`).
@@ -352,10 +351,10 @@ impl Gate {
     /// record stays: a later request naming it is still `403`/`401`. Does
     /// nothing under `--no-auth` or when the token file cannot be read.
     pub async fn sweep(&self) -> usize {
-        let Some(path) = &self.config.tokens else {
+        let Some(src) = &self.config.tokens else {
             return 0;
         };
-        let Ok(file) = http_tokens::load(path) else {
+        let Ok(file) = load_tokens(src) else {
             return 0;
         };
         let live: Vec<String> = self
@@ -403,7 +402,7 @@ impl Gate {
 
     /// Who presents these headers, or the `401` to answer.
     fn authenticate(&self, headers: &HeaderMap) -> Result<Identity, Box<Response<Body>>> {
-        let Some(path) = &self.config.tokens else {
+        let Some(src) = &self.config.tokens else {
             return Ok(Identity {
                 name: "anonymous".to_string(),
                 grants: self.config.grants.clone(),
@@ -416,7 +415,7 @@ impl Gate {
                 false,
             )));
         };
-        let file: TokenFile = match http_tokens::load(path) {
+        let file: TokenFile = match load_tokens(src) {
             Ok(f) => f,
             Err(e) => {
                 tracing::error!(error = %e, "token file unreadable");
@@ -620,6 +619,16 @@ impl Gate {
             m.retain(|k, _| live.contains(k));
         }
         m.insert(id.to_string(), owner);
+    }
+}
+
+/// The tokens of `src`: a file is read in place; the PostgreSQL table is
+/// read off the async workers (`block_in_place`: the server's runtime is
+/// multi-threaded). Errors: the source's.
+fn load_tokens(src: &TokenSource) -> Result<TokenFile, http_tokens::TokenError> {
+    match src {
+        TokenSource::File(p) => http_tokens::load(p),
+        TokenSource::Pg(..) => tokio::task::block_in_place(|| src.load()),
     }
 }
 

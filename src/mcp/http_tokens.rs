@@ -16,6 +16,10 @@
 //! other: a revoke that printed `Revoked the token NAME.` stays revoked and
 //! a concurrent create is kept. Readers (the server, `cairn token list`)
 //! take no lock: the rename makes every read see a whole file, old or new.
+//!
+//! On a PostgreSQL store the same entries live in the schema's `tokens`
+//! table instead ([`TokenSource::Pg`], `store::pg::tokens`): one row per
+//! token, so every server on the database sees a revocation at once.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -24,6 +28,84 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::session::{Capability, parse_grants};
+
+/// Where a server's tokens live: the file beside a `cairn.db`, or the
+/// `tokens` table of a PostgreSQL schema.
+#[derive(Debug, Clone)]
+pub enum TokenSource {
+    /// `<db>.tokens`.
+    File(PathBuf),
+    /// The schema's `tokens` table (reads over one kept connection).
+    Pg(std::sync::Arc<crate::store::pg::tokens::TokenTable>),
+}
+
+impl TokenSource {
+    /// The `tokens` table of the PostgreSQL store `t`.
+    pub fn pg(t: &crate::store::pg::PgTarget) -> TokenSource {
+        TokenSource::Pg(std::sync::Arc::new(
+            crate::store::pg::tokens::TokenTable::new(t.clone()),
+        ))
+    }
+}
+
+impl TokenSource {
+    /// Every token ([`load`] for a file; the table's rows). Blocking: an
+    /// async caller runs it on a blocking thread. Errors: the file's, or
+    /// [`TokenError::Store`].
+    pub fn load(&self) -> Result<TokenFile, TokenError> {
+        match self {
+            TokenSource::File(p) => load(p),
+            TokenSource::Pg(table) => Ok(TokenFile {
+                tokens: table
+                    .rows()?
+                    .into_iter()
+                    .map(|r| TokenEntry {
+                        name: r.name,
+                        sha256: r.sha256,
+                        grants: r.grants,
+                        created: r.created,
+                    })
+                    .collect(),
+            }),
+        }
+    }
+
+    /// [`create`] on this source.
+    pub fn create(&self, name: &str, grant: &str) -> Result<String, TokenError> {
+        match self {
+            TokenSource::File(p) => create(p, name, grant),
+            TokenSource::Pg(table) => {
+                let (token, entry) = mint(name, grant)?;
+                let store = crate::store::pg::PgStore::open(table.target())?;
+                let row = crate::store::pg::tokens::TokenRow {
+                    name: entry.name,
+                    sha256: entry.sha256,
+                    grants: entry.grants,
+                    created: entry.created,
+                };
+                if !store.add_token(&row)? {
+                    return Err(TokenError::Exists(name.to_string()));
+                }
+                Ok(token)
+            }
+        }
+    }
+
+    /// [`revoke`] on this source.
+    pub fn revoke(&self, name: &str) -> Result<(), TokenError> {
+        match self {
+            TokenSource::File(p) => revoke(p, name),
+            TokenSource::Pg(table) => {
+                let store = crate::store::pg::PgStore::open(table.target())?;
+                if store.remove_token(name)? {
+                    Ok(())
+                } else {
+                    Err(TokenError::Unknown(shown_name(name)))
+                }
+            }
+        }
+    }
+}
 
 /// The prefix of every token (it makes a leaked token easy to recognise).
 pub const TOKEN_PREFIX: &str = "cairn_";
@@ -61,6 +143,9 @@ pub enum TokenError {
     /// A bad `--grant` list (the message of [`parse_grants`]).
     #[error("{0}")]
     Grants(String),
+    /// The PostgreSQL store failed (connecting, a statement).
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
     /// The operating system's random source failed.
     #[error("cannot draw random bytes for a token: {0}")]
     Random(String),
@@ -255,6 +340,21 @@ fn check_name(name: &str) -> Result<(), TokenError> {
 /// [`TokenError::Grants`], [`TokenError::Exists`], [`TokenError::Random`],
 /// and the file errors of [`load`].
 pub fn create(path: &Path, name: &str, grant: &str) -> Result<String, TokenError> {
+    let (token, entry) = mint(name, grant)?;
+    let name = entry.name.clone();
+    locked_change(path, |file| {
+        if file.tokens.iter().any(|t| t.name == name) {
+            return Err(TokenError::Exists(name.clone()));
+        }
+        file.tokens.push(entry);
+        Ok(())
+    })?;
+    Ok(token)
+}
+
+/// A new token for `name` with `grant`, and its stored entry. Errors:
+/// [`TokenError::BadName`], [`TokenError::Grants`], [`TokenError::Random`].
+fn mint(name: &str, grant: &str) -> Result<(String, TokenEntry), TokenError> {
     check_name(name)?;
     let grants = parse_grants(grant).map_err(TokenError::Grants)?;
     let mut bytes = [0u8; 32];
@@ -278,14 +378,7 @@ pub fn create(path: &Path, name: &str, grant: &str) -> Result<String, TokenError
             .collect(),
         created,
     };
-    locked_change(path, |file| {
-        if file.tokens.iter().any(|t| t.name == name) {
-            return Err(TokenError::Exists(name.to_string()));
-        }
-        file.tokens.push(entry);
-        Ok(())
-    })?;
-    Ok(token)
+    Ok((token, entry))
 }
 
 /// `cairn token revoke NAME`: removes the token; a server refuses it (401)

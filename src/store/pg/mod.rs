@@ -23,6 +23,7 @@ mod rebuild;
 pub mod schema;
 pub mod search;
 pub mod target;
+pub mod tokens;
 pub mod write;
 
 pub use handle::PgStore;

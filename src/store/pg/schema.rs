@@ -151,6 +151,16 @@ CREATE TABLE IF NOT EXISTS edge_state (
     PRIMARY KEY (src_id, dst_id, type, tag)
 );
 
+-- HTTP bearer tokens (spec/team.md "Concurrency and claims": hashed,
+-- never events, never exported): every server on the database honours a
+-- revocation on its next request.
+CREATE TABLE IF NOT EXISTS tokens (
+    name    TEXT COLLATE "C" PRIMARY KEY,
+    sha256  TEXT COLLATE "C" NOT NULL UNIQUE,
+    grants  TEXT COLLATE "C" NOT NULL,
+    created TEXT COLLATE "C" NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS view_state (
     name    TEXT COLLATE "C" PRIMARY KEY,
     query   TEXT COLLATE "C",
