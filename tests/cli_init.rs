@@ -407,7 +407,14 @@ fn init_json_says_what_was_done() {
     let db = other.path().join(".cairn/cairn.db");
     let out = cairn(
         dir.path(),
-        &["--db", db.to_str().unwrap(), "init", "--json", "--client", "vscode"],
+        &[
+            "--db",
+            db.to_str().unwrap(),
+            "init",
+            "--json",
+            "--client",
+            "vscode",
+        ],
     );
     let v = json_of(&out);
     assert_eq!(
@@ -444,7 +451,10 @@ fn init_json_refusals_stay_sentences() {
 fn agents_md_refusal_writes_nothing() {
     let dir = repo();
     std::fs::create_dir(dir.path().join("AGENTS.md")).unwrap();
-    for args in [&["init", "--agents-md"][..], &["init", "--agents-md", "--json"][..]] {
+    for args in [
+        &["init", "--agents-md"][..],
+        &["init", "--agents-md", "--json"][..],
+    ] {
         let out = cairn(dir.path(), args);
         assert_eq!(out.status.code(), Some(1));
         assert_eq!(
