@@ -276,3 +276,46 @@ fn ls_unknown_where_or_sort_key_is_a_usage_error() {
     assert!(ok(d, &["ls", "--sort", "priority:desc"]).contains(B));
     assert_eq!(ok(d, &["ls", "--where", "priority=a=b"]), "No tasks.\n");
 }
+
+/// `edit --name` with a control or bidi-override character, or a value
+/// with an escape sequence, is refused: `show` printed them raw (an
+/// `ESC[2J` cleared the screen; U+202E reversed the line).
+#[test]
+fn edit_refuses_control_and_bidi_characters() {
+    let dir = three_tasks();
+    let d = dir.path();
+    for name in ["a\u{1b}[2Jb", "evil\u{202e}txt.exe", "two\nlines"] {
+        refused(
+            d,
+            &["edit", A, "--name", name],
+            1,
+            "--name must not contain control or bidirectional-override characters.\n",
+        );
+    }
+    refused(
+        d,
+        &["edit", A, "--set", "priority=hi\u{1b}[31m"],
+        1,
+        "the value of priority must not contain control characters (other than newline and tab) or bidirectional overrides.\n",
+    );
+    refused(
+        d,
+        &["edit", A, "-d", "x\u{2066}y"],
+        1,
+        "the value of description must not contain control characters (other than newline and tab) or bidirectional overrides.\n",
+    );
+    assert_eq!(
+        ok(
+            d,
+            &[
+                "edit",
+                A,
+                "-d",
+                "line one\n\tline two",
+                "--name",
+                "Ünïcödé 名前"
+            ]
+        ),
+        format!("Set display-name on {A}.\nSet description on {A}.\n")
+    );
+}

@@ -185,6 +185,12 @@ pub(super) fn edit_cmd(flag: Option<&Path>, a: &EditArgs) -> anyhow::Result<Exit
         if n.trim().is_empty() {
             return refuse("--name must not be blank.", a.out.json);
         }
+        if n.chars().any(|c| c.is_control() || is_bidi_control(c)) {
+            return refuse(
+                "--name must not contain control or bidirectional-override characters.",
+                a.out.json,
+            );
+        }
         pairs.push(("display-name".into(), n.trim().to_string()));
     }
     if let Some(d) = &a.description {
@@ -219,6 +225,18 @@ pub(super) fn edit_cmd(flag: Option<&Path>, a: &EditArgs) -> anyhow::Result<Exit
             return refuse(&why, a.out.json);
         }
     }
+    for (k, v) in &pairs {
+        if v.chars()
+            .any(|c| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c))
+        {
+            return refuse(
+                &format!(
+                    "the value of {k} must not contain control characters (other than newline and tab) or bidirectional overrides."
+                ),
+                a.out.json,
+            );
+        }
+    }
     let mut cx = Cx::open(flag)?;
     let slug = match existing(&mut cx, a.slug.as_deref())? {
         Ok(s) => s,
@@ -234,6 +252,13 @@ pub(super) fn edit_cmd(flag: Option<&Path>, a: &EditArgs) -> anyhow::Result<Exit
         })
         .collect();
     run_all(&mut cx, &slug, calls, a.out.json)
+}
+
+/// The invisible characters that reorder text on a terminal (Unicode's
+/// bidirectional embeddings, overrides, isolates and marks): a name holding
+/// one can print as something else.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// Why `edit` will not set metadata `key`, or `None`: `slug`, `status` and
