@@ -353,3 +353,130 @@ fn symlinks_are_refused_and_never_written_through() {
     );
     assert!(!dir.path().join(".cairn").exists());
 }
+
+/// The JSON of an `init --json` run, after checking it exited 0 with
+/// nothing on stderr.
+fn json_of(out: &Output) -> serde_json::Value {
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `init --json` (issue 27): one object saying what was done — the store,
+/// the client, its file and whether it was written, merged or left
+/// unchanged, and the AGENTS.md section (`null` without `--agents-md`).
+#[test]
+fn init_json_says_what_was_done() {
+    use serde_json::json;
+    let dir = repo();
+    let out = cairn(dir.path(), &["init", "--json"]);
+    assert_eq!(
+        json_of(&out),
+        json!({"store": ".cairn/cairn.db", "client": "claude", "file": ".mcp.json",
+               "action": "wrote", "agents_md": null})
+    );
+    // Pretty-printed, one object, nothing else.
+    assert_eq!(
+        text(&out.stdout),
+        "{\n  \"action\": \"wrote\",\n  \"agents_md\": null,\n  \"client\": \"claude\",\n  \"file\": \".mcp.json\",\n  \"store\": \".cairn/cairn.db\"\n}\n"
+    );
+    let out = cairn(dir.path(), &["init", "--json", "--agents-md"]);
+    assert_eq!(
+        json_of(&out),
+        json!({"store": ".cairn/cairn.db", "client": "claude", "file": ".mcp.json",
+               "action": "unchanged", "agents_md": {"file": "AGENTS.md", "added": true}})
+    );
+    let out = cairn(dir.path(), &["init", "--json", "--agents-md"]);
+    assert_eq!(
+        json_of(&out)["agents_md"],
+        json!({"file": "AGENTS.md", "added": false})
+    );
+
+    std::fs::create_dir(dir.path().join(".codex")).unwrap();
+    std::fs::write(dir.path().join(".codex/config.toml"), "model = \"o3\"\n").unwrap();
+    let out = cairn(dir.path(), &["init", "--json", "--client", "codex"]);
+    assert_eq!(
+        json_of(&out),
+        json!({"store": ".cairn/cairn.db", "client": "codex", "file": ".codex/config.toml",
+               "action": "merged", "agents_md": null})
+    );
+
+    // A store given with --db outside the project is shown as its path
+    // (temporary path normalised).
+    let other = tempfile::tempdir().unwrap();
+    let db = other.path().join(".cairn/cairn.db");
+    let out = cairn(
+        dir.path(),
+        &[
+            "--db",
+            db.to_str().unwrap(),
+            "init",
+            "--json",
+            "--client",
+            "vscode",
+        ],
+    );
+    let v = json_of(&out);
+    assert_eq!(
+        v,
+        json!({"store": ".cairn/cairn.db", "client": "vscode", "file": ".vscode/mcp.json",
+               "action": "wrote", "agents_md": null}),
+        "{}",
+        text(&out.stdout).replace(other.path().to_str().unwrap(), "TMP")
+    );
+}
+
+/// A refusal with `--json` stays a sentence on stderr, exit 1, with nothing
+/// on stdout and nothing written.
+#[test]
+fn init_json_refusals_stay_sentences() {
+    let dir = repo();
+    std::fs::write(dir.path().join(".mcp.json"), "{,\n").unwrap();
+    let out = cairn(dir.path(), &["init", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stderr).starts_with(".mcp.json is not valid JSON ("),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!dir.path().join(".cairn").exists());
+}
+
+/// `--agents-md` when AGENTS.md cannot take the section (a folder, not
+/// UTF-8) is refused before anything is written: no store, no `.mcp.json`
+/// (issue 27 hostile pass: the store and the client file used to be
+/// written first, then the refusal).
+#[test]
+fn agents_md_refusal_writes_nothing() {
+    let dir = repo();
+    std::fs::create_dir(dir.path().join("AGENTS.md")).unwrap();
+    for args in [
+        &["init", "--agents-md"][..],
+        &["init", "--agents-md", "--json"][..],
+    ] {
+        let out = cairn(dir.path(), args);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(
+            text(&out.stderr),
+            "AGENTS.md is not a regular file; cairn init leaves it as it is.\n"
+        );
+        assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+        assert!(!dir.path().join(".cairn").exists());
+        assert!(!dir.path().join(".mcp.json").exists());
+    }
+    std::fs::remove_dir(dir.path().join("AGENTS.md")).unwrap();
+    std::fs::write(dir.path().join("AGENTS.md"), b"\xff\xfe rules\n").unwrap();
+    let out = cairn(dir.path(), &["init", "--agents-md"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "AGENTS.md is not UTF-8 text; cairn init leaves it as it is.\n"
+    );
+    assert!(!dir.path().join(".cairn").exists());
+    assert!(!dir.path().join(".mcp.json").exists());
+    assert_eq!(
+        std::fs::read(dir.path().join("AGENTS.md")).unwrap(),
+        b"\xff\xfe rules\n"
+    );
+}

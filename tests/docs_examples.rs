@@ -257,6 +257,7 @@ fn the_examples_run_as_documented() {
             "docs/cli.md verbs (14 commands)",
             "docs/cli.md init (1 commands)",
             "docs/cli.md init-existing (3 commands)",
+            "docs/cli.md init-json (1 commands)",
             "docs/cli.md call (6 commands)",
             "docs/cli.md completions (5 commands)",
             "docs/cli.md query (8 commands)",

@@ -39,6 +39,7 @@ pub struct LeaseArg {
 pub struct ClaimArgs {
     /// The task to claim; without it, the first ready task (`cairn ready`),
     /// claimed atomically so two agents never get the same one.
+    #[arg(value_parser = super::verbs::slug_arg)]
     pub slug: Option<String>,
     #[command(flatten)]
     pub lease: LeaseArg,
@@ -50,17 +51,22 @@ pub struct ClaimArgs {
 /// `d`), e.g. `90s`, `15m`, `1h30m`; 1 s to 1 d. Errors: a sentence naming
 /// the accepted forms.
 pub fn parse_duration(text: &str) -> Result<u32, String> {
+    let shown = text.escape_debug().to_string();
     let bad = || {
         format!(
-            "\"{text}\" is not a duration; use seconds or a number with s, m, h or d (90s, 15m, 1h30m), from 1s to 1d."
+            "\"{shown}\" is not a duration; use seconds or a number with s, m, h or d (90s, 15m, 1h30m), from 1s to 1d."
         )
     };
     let t = text.trim();
     if t.is_empty() {
         return Err(bad());
     }
+    // Seconds alone, or numbers each with a unit, the units largest first
+    // and each once: `1h30` (30 seconds, or 30 minutes?) and `1h1h` are
+    // refused rather than guessed.
     let mut total: u64 = 0;
     let mut digits = String::new();
+    let mut last_unit = u64::MAX;
     for c in t.chars() {
         if c.is_ascii_digit() {
             digits.push(c);
@@ -73,16 +79,25 @@ pub fn parse_duration(text: &str) -> Result<u32, String> {
             'd' => 86_400,
             _ => return Err(bad()),
         };
+        if unit >= last_unit {
+            return Err(bad());
+        }
+        last_unit = unit;
         let n: u64 = digits.parse().map_err(|_| bad())?;
         total = total.saturating_add(n.saturating_mul(unit));
         digits.clear();
     }
     if !digits.is_empty() {
-        let n: u64 = digits.parse().map_err(|_| bad())?;
-        total = total.saturating_add(n);
+        if last_unit != u64::MAX {
+            return Err(bad());
+        }
+        // Digits alone: seconds (a number too large for u64 is too long).
+        total = digits.parse().unwrap_or(u64::MAX);
     }
     if total == 0 || total > u64::from(MAX_LEASE) {
-        return Err(bad());
+        return Err(format!(
+            "\"{shown}\" is out of range; a claim lasts from 1s to 1d."
+        ));
     }
     u32::try_from(total).map_err(|_| bad())
 }
@@ -286,6 +301,25 @@ mod tests {
         assert!(parse_duration("m").is_err());
         assert!(parse_duration("15 minutes").is_err());
         assert!(parse_duration("").is_err());
+        // Hostile pass (issue 27): units largest first and once; digits
+        // after a unit are refused, not read as seconds; out of range says
+        // so; control characters are shown escaped.
+        assert_eq!(parse_duration("1d"), Ok(86_400));
+        assert_eq!(parse_duration("1m0s"), Ok(60));
+        for t in ["1h1h", "30m1h", "1h30", "1.5h", "1e9", "-1", "15M", "1d 1h"] {
+            let e = parse_duration(t).unwrap_err();
+            assert!(e.ends_with("is not a duration; use seconds or a number with s, m, h or d (90s, 15m, 1h30m), from 1s to 1d."), "{t}: {e}");
+        }
+        for t in ["0", "0s", "86401", "99999d", "18446744073709551616", "1d1s"] {
+            assert_eq!(
+                parse_duration(t).unwrap_err(),
+                format!("\"{t}\" is out of range; a claim lasts from 1s to 1d."),
+            );
+        }
+        assert_eq!(
+            parse_duration("1\u{1b}[31m").unwrap_err(),
+            "\"1\\u{1b}[31m\" is not a duration; use seconds or a number with s, m, h or d (90s, 15m, 1h30m), from 1s to 1d."
+        );
         assert_eq!(lease_text(900), "15m");
         assert_eq!(lease_text(5_430), "1h30m30s");
     }

@@ -23,6 +23,7 @@ use crate::tools::ToolOutcome;
 #[command(group = clap::ArgGroup::new("change").required(true).multiple(true))]
 pub struct EditArgs {
     /// The task (default: the current task).
+    #[arg(value_parser = super::verbs::slug_arg)]
     pub slug: Option<String>,
     /// A new name (shown by ls; the slug never changes): metadata display-name.
     #[arg(long, value_name = "TEXT", group = "change")]
@@ -44,6 +45,7 @@ pub struct EditArgs {
 #[derive(Debug, Args)]
 pub struct AbandonArgs {
     /// The task to abandon.
+    #[arg(value_parser = super::verbs::slug_arg)]
     pub slug: String,
     /// Why: recorded as an observation on the task first.
     #[arg(long, value_name = "TEXT")]
@@ -68,9 +70,10 @@ pub enum DepAction {
 #[derive(Debug, Args)]
 pub struct DepArgs {
     /// The task that waits.
+    #[arg(value_parser = super::verbs::slug_arg)]
     pub slug: String,
     /// The task it waits on (repeatable).
-    #[arg(long, value_name = "OTHER", required = true)]
+    #[arg(long, value_name = "OTHER", required = true, value_parser = super::verbs::slug_arg)]
     pub on: Vec<String>,
     #[command(flatten)]
     pub out: JsonFlag,
@@ -81,6 +84,7 @@ pub struct DepArgs {
 pub struct DepTreeArgs {
     /// The plan to draw: SLUG and its phases, whatever their status
     /// (default: every open task).
+    #[arg(value_parser = super::verbs::slug_arg)]
     pub slug: Option<String>,
     #[command(flatten)]
     pub out: JsonFlag,
@@ -120,8 +124,20 @@ fn run_all(
     calls: Vec<(&str, Value)>,
     json: bool,
 ) -> anyhow::Result<ExitCode> {
+    run_noting(cx, slug, Vec::new(), calls, json)
+}
+
+/// [`run_all`] after `unchanged`: the sentences for what needed no call
+/// (printed first; in JSON `"unchanged": [...]` when there are some).
+fn run_noting(
+    cx: &mut Cx,
+    slug: &str,
+    unchanged: Vec<String>,
+    calls: Vec<(&str, Value)>,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let mut results = Vec::new();
-    let mut texts = Vec::new();
+    let mut texts = unchanged.clone();
     let mut failed = None;
     for (tool, args) in calls {
         let out = cx.tool(tool, args)?;
@@ -133,9 +149,11 @@ fn run_all(
         texts.push(out.text);
     }
     if json {
-        emit(&serde_json::to_string_pretty(
-            &json!({ "task": slug, "results": results }),
-        )?)?;
+        let mut v = json!({ "task": slug, "results": results });
+        if !unchanged.is_empty() {
+            v["unchanged"] = json!(unchanged);
+        }
+        emit(&serde_json::to_string_pretty(&v)?)?;
     } else {
         if !texts.is_empty() {
             emit(&texts.join("\n"))?;
@@ -167,6 +185,12 @@ pub(super) fn edit_cmd(flag: Option<&Path>, a: &EditArgs) -> anyhow::Result<Exit
         if n.trim().is_empty() {
             return refuse("--name must not be blank.", a.out.json);
         }
+        if n.chars().any(|c| c.is_control() || is_bidi_control(c)) {
+            return refuse(
+                "--name must not contain control or bidirectional-override characters.",
+                a.out.json,
+            );
+        }
         pairs.push(("display-name".into(), n.trim().to_string()));
     }
     if let Some(d) = &a.description {
@@ -197,6 +221,21 @@ pub(super) fn edit_cmd(flag: Option<&Path>, a: &EditArgs) -> anyhow::Result<Exit
         if k.chars().any(char::is_control) {
             return refuse("key must not contain control characters.", a.out.json);
         }
+        if let Some(why) = computed_key(k) {
+            return refuse(&why, a.out.json);
+        }
+    }
+    for (k, v) in &pairs {
+        if v.chars()
+            .any(|c| (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c))
+        {
+            return refuse(
+                &format!(
+                    "the value of {k} must not contain control characters (other than newline and tab) or bidirectional overrides."
+                ),
+                a.out.json,
+            );
+        }
     }
     let mut cx = Cx::open(flag)?;
     let slug = match existing(&mut cx, a.slug.as_deref())? {
@@ -213,6 +252,38 @@ pub(super) fn edit_cmd(flag: Option<&Path>, a: &EditArgs) -> anyhow::Result<Exit
         })
         .collect();
     run_all(&mut cx, &slug, calls, a.out.json)
+}
+
+/// The invisible characters that reorder text on a terminal (Unicode's
+/// bidirectional embeddings, overrides, isolates and marks): a name holding
+/// one can print as something else.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// Why `edit` will not set metadata `key`, or `None`: `slug`, `status` and
+/// every other declared TQ field but `display-name` and `description` are
+/// computed — recorded as metadata they would shadow the field in every
+/// query (hostile pass, issue 27: `--set status=done` made `ls` show
+/// `done` and blanked the column for every other task), as `(:set! ...)`
+/// refuses them. Keys fold case as TQ keywords do.
+fn computed_key(key: &str) -> Option<String> {
+    let k = key.to_lowercase();
+    if k == "status" {
+        return Some(
+            "cairn edit will not set status; use cairn done, start, block, reopen or abandon."
+                .into(),
+        );
+    }
+    if k != "display-name"
+        && k != "description"
+        && (k == "slug" || crate::tq::registry::lookup_field(&k).is_some())
+    {
+        return Some(format!(
+            "cairn edit will not set {key}; it is a computed field, not metadata."
+        ));
+    }
+    None
 }
 
 /// `cairn reopen [SLUG]`: task_update_status with `reopen` — the task is
@@ -270,21 +341,86 @@ fn edge_cmd(flag: Option<&Path>, a: &DepArgs, tool: &str) -> anyhow::Result<Exit
         Ok(s) => s,
         Err(e) => return print_outcome(&e, a.out.json),
     };
+    let mut others: Vec<String> = Vec::new();
     for other in &a.on {
-        if let Err(e) = existing(&mut cx, Some(other))? {
-            return print_outcome(&e, a.out.json);
+        match existing(&mut cx, Some(other))? {
+            Ok(o) if !others.contains(&o) => others.push(o),
+            Ok(_) => {}
+            Err(e) => return print_outcome(&e, a.out.json),
         }
     }
-    let calls =
-        a.on.iter()
-            .map(|o| {
-                (
-                    tool,
-                    json!({ "task_id": slug, "target_id": o, "edge_type": "depends-on" }),
-                )
-            })
-            .collect();
-    run_all(&mut cx, &slug, calls, a.out.json)
+    // Hostile pass (issue 27): an edge already there (add) or not there
+    // (rm) is said, not recorded again; an edge that would close a
+    // depends-on cycle is refused before anything is written.
+    let have = match depends_on(&cx, &slug) {
+        Ok(h) => h,
+        Err(e) => return refuse(&e, a.out.json),
+    };
+    let adding = tool == "task_link";
+    let mut unchanged = Vec::new();
+    let mut calls = Vec::new();
+    for o in others {
+        if adding && o == slug {
+            return refuse("A task cannot link to itself.", a.out.json);
+        }
+        if adding {
+            let upstream = match depends_on_closure(&cx, &o) {
+                Ok(u) => u,
+                Err(e) => return refuse(&e, a.out.json),
+            };
+            if upstream.contains(&slug) {
+                return refuse(
+                    &format!(
+                        "{o} already depends on {slug} (directly or through other tasks); {slug} waiting on it would make both wait forever. Nothing changed."
+                    ),
+                    a.out.json,
+                );
+            }
+        }
+        match (adding, have.contains(&o)) {
+            (true, true) => unchanged.push(format!("{slug} already depends on {o}.")),
+            (false, false) => unchanged.push(format!("{slug} does not depend on {o}.")),
+            _ => calls.push((
+                tool,
+                json!({ "task_id": slug, "target_id": o, "edge_type": "depends-on" }),
+            )),
+        }
+    }
+    run_noting(&mut cx, &slug, unchanged, calls, a.out.json)
+}
+
+/// The slugs `slug` depends on directly. Errors: the query's sentence.
+fn depends_on(cx: &Cx, slug: &str) -> Result<Vec<String>, String> {
+    ids(
+        cx,
+        &format!(
+            "(-> (all) (:where (= :slug {})) (:follow :depends-on) (:ids))",
+            super::views::tq_string(slug)
+        ),
+    )
+}
+
+/// `slug` and every task it depends on, transitively.
+fn depends_on_closure(cx: &Cx, slug: &str) -> Result<Vec<String>, String> {
+    ids(
+        cx,
+        &format!(
+            "(-> (all) (:where (= :slug {})) (:closure :depends-on) (:ids))",
+            super::views::tq_string(slug)
+        ),
+    )
+}
+
+/// The slugs a `(:ids)` query answers.
+fn ids(cx: &Cx, query: &str) -> Result<Vec<String>, String> {
+    let v = super::views::run(&cx.engine, &cx.store, &cx.session, query)?;
+    Ok(v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default())
 }
 
 /// `cairn dep tree [SLUG]`.

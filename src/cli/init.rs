@@ -7,7 +7,8 @@
 //! replaced only with `--force`; a file that does not parse is refused and
 //! nothing is changed. Nothing is written through a symbolic link (the file
 //! or a folder on its way). `--agents-md` adds a short section on cairn to
-//! `AGENTS.md` (or `CLAUDE.md`).
+//! `AGENTS.md` (or `CLAUDE.md`); every refusal comes before the first write.
+//! `--json` prints what was done as one object.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -125,6 +126,10 @@ pub struct InitArgs {
     /// when only that exists), once.
     #[arg(long)]
     pub agents_md: bool,
+    /// Print what was done as JSON (`{"store", "client", "file", "action",
+    /// "agents_md"}`) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The project root `init` works in: the store location's project, except
@@ -251,13 +256,25 @@ the command line). Work from it rather than from memory:
 /// adds nothing).
 const AGENTS_HEADING: &str = "## Task graph: cairn";
 
-/// Adds [`AGENTS_SECTION`] to `AGENTS.md` in `root` (or `CLAUDE.md` when only
-/// that exists; `AGENTS.md` is created when neither does), unless the file
-/// has it already. Returns the line to print. Refuses a link or a
-/// non-regular file (the sentence). Errors: I/O.
-fn agents_md(root: &Path) -> anyhow::Result<Result<String, String>> {
+/// What `--agents-md` will do, decided before anything is written: the file
+/// (`AGENTS.md`, or `CLAUDE.md` when only that exists) and its new text, or
+/// `None` when it has the section already.
+struct AgentsPlan {
+    name: &'static str,
+    path: PathBuf,
+    text: Option<String>,
+    exists: bool,
+}
+
+/// Plans adding [`AGENTS_SECTION`] to `AGENTS.md` in `root` (or `CLAUDE.md`
+/// when only that exists; `AGENTS.md` is created when neither does), unless
+/// the file has it already. Refuses (the sentence) a link, a non-regular
+/// file or one that is not UTF-8 text. Errors: I/O.
+fn plan_agents_md(root: &Path) -> anyhow::Result<Result<AgentsPlan, String>> {
     let claude = root.join("CLAUDE.md");
-    let name = if !root.join("AGENTS.md").exists() && claude.is_file() {
+    let agents_missing = std::fs::symlink_metadata(root.join("AGENTS.md")).is_err();
+    let claude_file = std::fs::symlink_metadata(&claude).is_ok_and(|m| m.is_file());
+    let name = if agents_missing && claude_file {
         "CLAUDE.md"
     } else {
         "AGENTS.md"
@@ -266,13 +283,25 @@ fn agents_md(root: &Path) -> anyhow::Result<Result<String, String>> {
         return Ok(Err(why));
     }
     let path = root.join(name);
-    let before = match std::fs::read_to_string(&path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+    let (before, exists) = match std::fs::read(&path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(t) => (t, true),
+            Err(_) => {
+                return Ok(Err(format!(
+                    "{name} is not UTF-8 text; cairn init leaves it as it is."
+                )));
+            }
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (String::new(), false),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };
     if before.lines().any(|l| l.trim_end() == AGENTS_HEADING) {
-        return Ok(Ok(format!("{name} already has the cairn section.")));
+        return Ok(Ok(AgentsPlan {
+            name,
+            path,
+            text: None,
+            exists,
+        }));
     }
     let sep = match before.as_str() {
         "" => "",
@@ -280,18 +309,23 @@ fn agents_md(root: &Path) -> anyhow::Result<Result<String, String>> {
         t if t.ends_with('\n') => "\n",
         _ => "\n\n",
     };
-    let text = format!("{before}{sep}{AGENTS_SECTION}");
-    write_config(&path, &text, !before.is_empty() || path.exists())?;
-    Ok(Ok(format!("added the cairn section to {name}.")))
+    Ok(Ok(AgentsPlan {
+        name,
+        path,
+        text: Some(format!("{before}{sep}{AGENTS_SECTION}")),
+        exists,
+    }))
 }
 
 /// Runs `cairn init`: refuses (exit 1, nothing written, no store created)
 /// when the file or a folder on its way is a symbolic link or not what it
-/// should be (see `refusal`), when the existing file does not parse, or
-/// when it has a different `cairn` entry and `--force` is not given; else
-/// opens (creating) the store, writes or merges the file and prints what it
-/// did: the store path, the file and its text. Paths are shown relative to
-/// the project root.
+/// should be (see `refusal`), when the existing file does not parse, when
+/// it has a different `cairn` entry and `--force` is not given, or (with
+/// `--agents-md`) when `AGENTS.md` cannot take the section; else opens
+/// (creating) the store, writes or merges the file and prints what it did:
+/// the store path, the file and its text — or with `--json` one object
+/// `{"store", "client", "file", "action", "agents_md"}` (docs/cli.md
+/// "cairn init"). Paths are shown relative to the project root.
 pub(super) fn init_cmd(flag: Option<&Path>, a: &InitArgs) -> anyhow::Result<ExitCode> {
     let (root, db) = project_root(flag)?;
     let rel = a.client.path();
@@ -309,17 +343,32 @@ pub(super) fn init_cmd(flag: Option<&Path>, a: &InitArgs) -> anyhow::Result<Exit
             return Ok(ExitCode::from(1));
         }
     };
+    // Every refusal comes before the first write: the AGENTS.md one too.
+    let agents = if a.agents_md {
+        match plan_agents_md(&root)? {
+            Ok(plan) => Some(plan),
+            Err(why) => {
+                emit_err(&why);
+                return Ok(ExitCode::from(1));
+            }
+        }
+    } else {
+        None
+    };
     Store::open(&db).with_context(|| format!("cannot open the store at {}", db.display()))?;
     let store_shown = db
         .strip_prefix(&root)
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| db.display().to_string());
     let mut lines = vec![format!("store: {store_shown}")];
-    match &text {
-        None => lines.push(format!(
-            "{shown} ({}) already has the cairn server; nothing changed.",
-            a.client.title()
-        )),
+    let action = match &text {
+        None => {
+            lines.push(format!(
+                "{shown} ({}) already has the cairn server; nothing changed.",
+                a.client.title()
+            ));
+            "unchanged"
+        }
         Some(t) => {
             if let Some(dir) = file.parent() {
                 std::fs::create_dir_all(dir)
@@ -336,18 +385,42 @@ pub(super) fn init_cmd(flag: Option<&Path>, a: &InitArgs) -> anyhow::Result<Exit
                 a.client.title(),
                 t.trim_end()
             ));
+            if existed { "merged" } else { "wrote" }
         }
-    }
-    if a.agents_md {
-        match agents_md(&root)? {
-            Ok(line) => lines.push(line),
-            Err(why) => {
-                emit(&lines.join("\n"))?;
-                emit_err(&why);
-                return Ok(ExitCode::from(1));
-            }
+    };
+    let agents_json = match &agents {
+        None => serde_json::Value::Null,
+        Some(plan) => {
+            let name = plan.name;
+            let added = match &plan.text {
+                None => {
+                    lines.push(format!("{name} already has the cairn section."));
+                    false
+                }
+                Some(t) => {
+                    write_config(&plan.path, t, plan.exists)?;
+                    lines.push(format!("added the cairn section to {name}."));
+                    true
+                }
+            };
+            json!({ "file": name, "added": added })
         }
+    };
+    if a.json {
+        let client = a
+            .client
+            .to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default();
+        emit(&serde_json::to_string_pretty(&json!({
+            "store": store_shown,
+            "client": client,
+            "file": shown,
+            "action": action,
+            "agents_md": agents_json,
+        }))?)?;
+    } else {
+        emit(&lines.join("\n"))?;
     }
-    emit(&lines.join("\n"))?;
     Ok(ExitCode::SUCCESS)
 }

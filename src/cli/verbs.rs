@@ -31,10 +31,10 @@ pub struct AddArgs {
     /// "to" dropped, at most 4 words).
     pub name: String,
     /// Create it as a phase of SLUG (task_fork; the new task becomes current).
-    #[arg(long, value_name = "SLUG")]
+    #[arg(long, value_name = "SLUG", value_parser = slug_arg)]
     pub under: Option<String>,
     /// The new task depends on SLUG (task_link depends-on); repeatable.
-    #[arg(long, value_name = "SLUG")]
+    #[arg(long, value_name = "SLUG", value_parser = slug_arg)]
     pub after: Vec<String>,
     /// A description.
     #[arg(short = 'd', long = "description", value_name = "TEXT")]
@@ -43,10 +43,28 @@ pub struct AddArgs {
     pub out: JsonFlag,
 }
 
+/// A SLUG argument as typed: refused when blank or holding a control
+/// character (hostile pass, issue 27: a blank SLUG reached the tools as
+/// "no task given", so `cairn abandon ""` abandoned the current task).
+/// Leading and trailing spaces are kept for the tools to trim.
+pub fn slug_arg(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("a SLUG must not be blank.".into());
+    }
+    if text.chars().any(char::is_control) {
+        return Err(format!(
+            "\"{}\" is not a slug: it holds a control character.",
+            text.escape_debug()
+        ));
+    }
+    Ok(text.to_string())
+}
+
 /// `cairn show|done|start|block [SLUG]`, `cairn log [SLUG]`.
 #[derive(Debug, Args)]
 pub struct SlugArgs {
     /// The task (default: the current task, see `cairn current`).
+    #[arg(value_parser = slug_arg)]
     pub slug: Option<String>,
     #[command(flatten)]
     pub out: JsonFlag,
@@ -67,6 +85,7 @@ pub struct NoteArgs {
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// The task (default: the current task).
+    #[arg(value_parser = slug_arg)]
     pub slug: Option<String>,
     /// Every event's whole text instead of one-line digests.
     #[arg(long)]
@@ -87,7 +106,7 @@ pub struct SearchArgs {
     #[arg(long, value_name = "N")]
     pub limit: Option<u32>,
     /// Only observations on SLUG.
-    #[arg(long, value_name = "SLUG")]
+    #[arg(long, value_name = "SLUG", value_parser = slug_arg)]
     pub on: Option<String>,
     #[command(flatten)]
     pub out: JsonFlag,

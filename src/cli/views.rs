@@ -45,7 +45,7 @@ pub struct LsArgs {
     #[arg(long, value_delimiter = ',', value_name = "STATUS", value_parser = STATUSES)]
     pub status: Vec<String>,
     /// Only the phases below SLUG (its phase-of descendants).
-    #[arg(long, value_name = "SLUG")]
+    #[arg(long, value_name = "SLUG", value_parser = super::verbs::slug_arg)]
     pub under: Option<String>,
     /// Only tasks whose field or metadata KEY equals VALUE (repeatable).
     #[arg(long = "where", value_name = "KEY=VALUE")]
@@ -77,6 +77,7 @@ pub struct LsArgs {
 pub struct ReadyArgs {
     /// Only the ready tasks of SLUG's plan (its phases, else its siblings);
     /// default: the whole project.
+    #[arg(value_parser = super::verbs::slug_arg)]
     pub slug: Option<String>,
     /// Claim the first of them at once (as `cairn claim`), atomically.
     #[arg(long)]
@@ -132,16 +133,58 @@ fn keyword(word: &str) -> Result<String, ()> {
     if ok { Ok(word.to_string()) } else { Err(()) }
 }
 
+/// `--sort FIELD[:asc|:desc]` split into the field's word and the TQ
+/// direction.
+fn sort_spec(spec: &str) -> (&str, &'static str) {
+    match spec.rsplit_once(':') {
+        Some((w, "desc")) => (w, ":desc"),
+        Some((w, "asc")) => (w, ":asc"),
+        _ => (spec, ":asc"),
+    }
+}
+
+/// The first field a `--where` or `--sort` of `a` names that is neither a
+/// declared field nor a metadata key of any task, as the usage error's
+/// sentence (hostile pass, issue 27: it was the query's `Unknown field :a;
+/// did you mean :doc?`, exit 1, suggesting reflection fields). Run after
+/// `ls_query` accepted `a`. Errors: the `(fields)` query failing.
+fn unknown_field(cx: &Cx, a: &LsArgs) -> anyhow::Result<Option<String>> {
+    let mut keys: Vec<(&str, String)> = Vec::new();
+    for f in &a.filters {
+        if let Some((k, _)) = f.split_once('=') {
+            keys.push(("--where", k.trim().to_string()));
+        }
+    }
+    if let Some(spec) = &a.sort
+        && let Ok(f) = sort_field(sort_spec(spec).0.trim())
+    {
+        keys.push(("--sort", f));
+    }
+    keys.retain(|(_, k)| crate::tq::registry::lookup_field(&k.to_lowercase()).is_none());
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    let rows = run(&cx.engine, &cx.store, &cx.session, "(fields)").map_err(anyhow::Error::msg)?;
+    let known: std::collections::HashSet<String> = rows
+        .as_array()
+        .map(|r| r.iter().map(|f| field(f, "slug").to_lowercase()).collect())
+        .unwrap_or_default();
+    Ok(keys
+        .into_iter()
+        .find(|(_, k)| !known.contains(&k.to_lowercase()))
+        .map(|(flag, k)| {
+            format!(
+                "{flag}: no task has a field or metadata key \"{k}\" (`cairn query '(fields)'` lists them)."
+            )
+        }))
+}
+
 /// The `(:sort ...)` step of `a`: `--sort`, else newest update first, or
 /// oldest creation first for `--tree`.
 fn sort_step(a: &LsArgs) -> Result<String, String> {
     match &a.sort {
         Some(spec) => {
-            let (word, dir) = match spec.rsplit_once(':') {
-                Some((w, "desc")) => (w, ":desc"),
-                Some((w, "asc")) => (w, ":asc"),
-                _ => (spec.as_str(), ":asc"),
-            };
+            let (word, dir) = sort_spec(spec);
             Ok(format!("(:sort :{} {dir})", sort_field(word.trim())?))
         }
         None if a.tree => Ok("(:sort :created-ts :asc)".into()),
@@ -329,6 +372,10 @@ pub(super) fn ls_cmd(flag: Option<&Path>, a: &LsArgs) -> anyhow::Result<ExitCode
         }
     };
     let cx = Cx::open_read(flag)?;
+    if let Some(why) = unknown_field(&cx, a)? {
+        emit_err(&format!("error: {why}"));
+        return Ok(ExitCode::from(2));
+    }
     if let Some(slug) = &a.under {
         let bare = crate::store::slug::strip_depot(slug.trim());
         if !cx.store.r().task_exists(bare)? {
