@@ -413,7 +413,7 @@ fn depends_on_closure(cx: &Cx, slug: &str) -> Result<Vec<String>, String> {
 
 /// The slugs a `(:ids)` query answers.
 fn ids(cx: &Cx, query: &str) -> Result<Vec<String>, String> {
-    let v = super::views::run(&cx.engine, &cx.store, &cx.session, query)?;
+    let v = super::views::run(&cx.engine, cx.store.r(), &cx.session, query)?;
     Ok(v.as_array()
         .map(|a| {
             a.iter()

@@ -164,7 +164,8 @@ fn unknown_field(cx: &Cx, a: &LsArgs) -> anyhow::Result<Option<String>> {
     if keys.is_empty() {
         return Ok(None);
     }
-    let rows = run(&cx.engine, &cx.store, &cx.session, "(fields)").map_err(anyhow::Error::msg)?;
+    let rows =
+        run(&cx.engine, cx.store.r(), &cx.session, "(fields)").map_err(anyhow::Error::msg)?;
     let known: std::collections::HashSet<String> = rows
         .as_array()
         .map(|r| r.iter().map(|f| field(f, "slug").to_lowercase()).collect())
