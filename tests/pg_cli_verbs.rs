@@ -72,6 +72,15 @@ const DAY: &[&[&str]] = &[
 ];
 
 fn run(dir: &Path, db: Option<&str>, args: &[&str]) -> (String, String, Option<i32>) {
+    run_in(dir, db, args, None)
+}
+
+fn run_in(
+    dir: &Path,
+    db: Option<&str>,
+    args: &[&str],
+    stdin: Option<&str>,
+) -> (String, String, Option<i32>) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
     cmd.args(args)
         .current_dir(dir)
@@ -83,7 +92,25 @@ fn run(dir: &Path, db: Option<&str>, args: &[&str]) -> (String, String, Option<i
         Some(url) => cmd.env("CAIRN_DB", url),
         None => cmd.env_remove("CAIRN_DB"),
     };
-    let out = cmd.output().unwrap();
+    let out = match stdin {
+        None => cmd.output().unwrap(),
+        Some(text) => {
+            use std::io::Write;
+            let mut child = cmd
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+            child.wait_with_output().unwrap()
+        }
+    };
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -111,4 +138,38 @@ fn a_persons_day_is_the_same_on_both_engines() {
     assert!(!there.path().join(".cairn/cairn.db").exists());
     let (out, _, code) = run(there.path(), Some(&url), &["verify"]);
     assert_eq!(code, Some(0), "{out}");
+}
+
+/// `cairn repl` piped: the same forms give the same output on both engines
+/// (reads, a write on the write surface, meta commands, an error).
+#[test]
+fn the_piped_repl_is_the_same_on_both_engines() {
+    let Some(url) = pg::url() else { return };
+    let here = tempfile::tempdir().unwrap();
+    let there = tempfile::tempdir().unwrap();
+    for d in [&here, &there] {
+        std::fs::create_dir(d.path().join(".git")).unwrap();
+    }
+    for args in [
+        &["add", "alpha task"][..],
+        &["add", "beta task", "--under", "2026-01-01-alpha-task"],
+    ] {
+        assert_eq!(
+            run(here.path(), None, args),
+            run(there.path(), Some(&url), args)
+        );
+    }
+    let forms = "(-> (all) (:select :slug :status))\n(-> (all)\n  (:count))\n:schema\n(-> (nope))\n:current 2026-01-01-beta-task\n(current)\n";
+    let a = run_in(here.path(), None, &["repl"], Some(forms));
+    let b = run_in(there.path(), Some(&url), &["repl"], Some(forms));
+    assert_eq!(a, b);
+    assert!(a.0.contains("2 tasks:"), "{}", a.0);
+    let write = "(-> (all) (:set! :priority \"high\") (:count))\n(-> (all) (:where (= :priority \"high\")) (:ids))\n";
+    let a = run_in(here.path(), None, &["repl", "--write"], Some(write));
+    let b = run_in(there.path(), Some(&url), &["repl", "--write"], Some(write));
+    assert_eq!(a, b);
+    assert_eq!(
+        a.0,
+        "2\n2 tasks:\n- 2026-01-01-alpha-task\n- 2026-01-01-beta-task\n"
+    );
 }

@@ -385,6 +385,7 @@ fn run_pg(cli: &Cli, t: &crate::store::pg::PgTarget) -> anyhow::Result<ExitCode>
         } => mcp_cmds::call_cmd(None, tool, args, current.as_deref(), Some(t)),
         Command::Query(args) => query::query_pg(t, args),
         Command::Watch(args) => watch::watch_pg(t, args),
+        Command::Repl(args) => repl::repl_pg(t, args),
         Command::Token { action } => mcp_cmds::token_cmd(None, action, Some(t)),
         // The verbs open their store through `context::Cx`, which opens the
         // selected PostgreSQL store.

@@ -4,9 +4,10 @@
 //! there; `cairn export --logs DIR` writes per-task logs from either engine.
 //!
 //! Which commands run on PostgreSQL today: the verbs (through
-//! `context::Cx`), `serve` (stdio and HTTP), `token`, `call`, `query`, `watch`, `where`, `verify`,
-//! `rebuild`, `export`. The others answer with a sentence naming that they
-//! do not run there yet (docs/team.md "What runs on PostgreSQL").
+//! `context::Cx`), `serve` (stdio and HTTP), `token`, `call`, `query`,
+//! `repl`, `watch`, `where`, `verify`, `rebuild`, `push`, `export`. The
+//! others (`import`, `init`, `doctor`) answer with a sentence naming that
+//! they do not run there yet (docs/team.md "What runs on PostgreSQL").
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -191,6 +192,6 @@ fn export_line(dir: &Path, lines: &[crate::store::log::LogLine]) -> anyhow::Resu
 /// The sentence for a command that does not run on PostgreSQL yet.
 pub(super) fn not_yet(command: &str) -> anyhow::Result<ExitCode> {
     anyhow::bail!(
-        "`cairn {command}` does not run on a PostgreSQL store yet (today: the verbs, serve (stdio and --http), token, call, query, watch, where, verify, rebuild, push, export; see docs/team.md); use a SQLite store (drop --db/CAIRN_DB) and `cairn push` to copy it"
+        "`cairn {command}` does not run on a PostgreSQL store yet (today: the verbs, serve (stdio and --http), token, call, query, repl, watch, where, verify, rebuild, push, export; see docs/team.md); use a SQLite store (drop --db/CAIRN_DB) and `cairn push` to copy it"
     )
 }

@@ -13,7 +13,7 @@ use super::balance::balance;
 use super::complete::{self, Context, META_COMMANDS};
 use super::highlight::highlight;
 use crate::session::Session;
-use crate::store::Store;
+use crate::store::DbRef;
 use crate::tq::Surface;
 use crate::tq::engine::Engine;
 use crate::tq::render::Output;
@@ -21,7 +21,7 @@ use crate::tq::render::Output;
 /// Completion, highlighting and validation over one store.
 pub struct ReplHelper<'a> {
     /// The store completions read (metadata keys, views, slugs).
-    pub store: &'a Store,
+    pub store: DbRef<'a>,
     /// Colour the input (a terminal without `NO_COLOR`).
     pub color: bool,
 }
@@ -30,7 +30,7 @@ impl ReplHelper<'_> {
     /// The names `(-> SOURCE (:ids))` yields, or nothing on any error.
     fn names(&self, source: &str) -> Vec<String> {
         let q = format!("(-> {source} (:ids))");
-        match Engine::new().run_value(self.store, &Session::new(), &q, Surface::Read) {
+        match Engine::new().run_value_db(self.store, &Session::new(), &q, Surface::Read) {
             Ok(Output::Ids { ids }) => ids,
             _ => Vec::new(),
         }
@@ -114,7 +114,7 @@ mod tests {
     #[test]
     fn candidates_from_the_store() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("cairn.db")).unwrap();
+        let store = crate::store::Store::open(&dir.path().join("cairn.db")).unwrap();
         let s = "S";
         store
             .write(&[
@@ -125,7 +125,7 @@ mod tests {
             ])
             .unwrap();
         let h = ReplHelper {
-            store: &store,
+            store: (&store).into(),
             color: false,
         };
         let line = r#"(node "2026-01-01-t"#;
@@ -177,14 +177,14 @@ mod tests {
     #[test]
     fn highlighting_follows_colour() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("cairn.db")).unwrap();
+        let store = crate::store::Store::open(&dir.path().join("cairn.db")).unwrap();
         let plain = ReplHelper {
-            store: &store,
+            store: (&store).into(),
             color: false,
         };
         assert_eq!(plain.highlight("(all)", 0), "(all)");
         let coloured = ReplHelper {
-            store: &store,
+            store: (&store).into(),
             color: true,
         };
         assert_eq!(

@@ -63,14 +63,14 @@ impl Repl<'_> {
                 }
                 match self
                     .engine
-                    .explain(self.store, &self.session, rest, self.surface)
+                    .explain_db(self.store, &self.session, rest, self.surface)
                 {
                     Ok(ex) if name == ":sql" => Reply::Text(sql_text(&ex)),
                     Ok(ex) => Reply::Text(explain_text(&ex)),
                     Err(d) => Reply::Diag(d, rest.to_string()),
                 }
             }
-            ":schema" => match schema_rows(&self.engine, self.store.into(), &self.session) {
+            ":schema" => match schema_rows(&self.engine, self.store, &self.session) {
                 Ok(rows) => Reply::Text(for_stdout(&schema_tables(
                     rows.as_array().map(Vec::as_slice).unwrap_or(&[]),
                 ))),
@@ -85,7 +85,7 @@ impl Repl<'_> {
                     });
                 }
                 let slug = rest.trim_matches('"');
-                match select_current(self.store.into(), &mut self.session, slug) {
+                match select_current(self.store, &mut self.session, slug) {
                     Ok(()) => Reply::Text(format!(
                         "Current task: {}.",
                         self.session.current.as_deref().unwrap_or(slug)

@@ -24,7 +24,8 @@ use super::out::{emit, emit_err};
 use super::query::use_color;
 use super::store_cmds;
 use crate::session::Session;
-use crate::store::Store;
+use crate::store::pg::{PgStore, PgTarget};
+use crate::store::{DbRef, Store};
 use crate::tq::engine::Engine;
 use crate::tq::parser::{MAX_BYTES, parse};
 use crate::tq::{Diagnostic, Surface};
@@ -60,7 +61,7 @@ pub enum Reply {
 /// One REPL session: a store, a session (current task), an engine and the
 /// surface queries compile for.
 pub struct Repl<'a> {
-    store: &'a Store,
+    store: DbRef<'a>,
     session: Session,
     engine: Engine,
     surface: Surface,
@@ -68,7 +69,7 @@ pub struct Repl<'a> {
 
 impl<'a> Repl<'a> {
     /// A REPL over `store` on `surface`, with a fresh session.
-    pub fn new(store: &'a Store, surface: Surface) -> Repl<'a> {
+    pub fn new(store: DbRef<'a>, surface: Surface) -> Repl<'a> {
         Repl {
             store,
             session: crate::cli::identity::session(),
@@ -88,7 +89,7 @@ impl<'a> Repl<'a> {
     fn query(&mut self, text: &str) -> Reply {
         match self
             .engine
-            .run(self.store, &self.session, text, self.surface)
+            .run_db(self.store, &self.session, text, self.surface)
         {
             Ok(t) => Reply::Text(t),
             Err(d) => Reply::Diag(d, text.to_string()),
@@ -130,33 +131,61 @@ fn show(reply: Reply, color: bool) -> std::io::Result<(bool, bool)> {
 /// plus `.repl_history` (`.cairn/cairn.db.repl_history`), so the store's
 /// `.gitignore` (`cairn.db*`) keeps it out of git too.
 pub fn history_path(store: &Store) -> PathBuf {
-    let mut name = store
-        .path()
+    with_suffix(store.path())
+}
+
+/// `PATH` with `.repl_history` added to its file name.
+fn with_suffix(path: &Path) -> PathBuf {
+    let mut name = path
         .file_name()
         .map(|n| n.to_os_string())
         .unwrap_or_else(|| "cairn.db".into());
     name.push(".repl_history");
-    store.path().with_file_name(name)
+    path.with_file_name(name)
+}
+
+/// `cairn repl` on a PostgreSQL store: the same REPL; its history is kept
+/// beside the verbs' current task in the data directory
+/// (`context::pg_current_path`).
+pub(super) fn repl_pg(t: &PgTarget, args: &ReplArgs) -> anyhow::Result<ExitCode> {
+    let store = PgStore::open(t)?;
+    let root = std::env::current_dir()?;
+    let history = with_suffix(&super::context::pg_current_path(t, &root)?);
+    let shown = format!("{} schema {}", t.shown, t.schema);
+    run_repl((&store).into(), args, &history, &shown)
 }
 
 /// Runs `cairn repl`: interactive on a terminal, else the piped reader.
 /// Exit 0, or 1 when a piped form failed. Store errors are returned.
 pub(super) fn repl_cmd(flag: Option<&Path>, args: &ReplArgs) -> anyhow::Result<ExitCode> {
     let store = store_cmds::open(flag)?;
+    let history = history_path(&store);
+    let shown = store.path().display().to_string();
+    run_repl((&store).into(), args, &history, &shown)
+}
+
+/// The REPL over `store` (interactive on a terminal, else piped); `history`
+/// is its history file, `shown` where the store is.
+fn run_repl(
+    store: DbRef<'_>,
+    args: &ReplArgs,
+    history: &Path,
+    shown: &str,
+) -> anyhow::Result<ExitCode> {
     let surface = if args.write {
         Surface::Write
     } else {
         Surface::Read
     };
-    let mut repl = Repl::new(&store, surface);
+    let mut repl = Repl::new(store, surface);
     if let Some(slug) = &args.current
-        && let Err(msg) = super::query::select_current((&store).into(), &mut repl.session, slug)
+        && let Err(msg) = super::query::select_current(store, &mut repl.session, slug)
     {
         emit_err(&msg);
         return Ok(ExitCode::from(1));
     }
     if std::io::stdin().is_terminal() {
-        interactive(&store, &mut repl)
+        interactive(store, &mut repl, history, shown)
     } else {
         piped(&mut repl)
     }
@@ -247,7 +276,12 @@ fn piped(repl: &mut Repl<'_>) -> anyhow::Result<ExitCode> {
 
 /// The interactive loop: rustyline with the helper, history loaded from
 /// and saved to [`history_path`].
-fn interactive(store: &Store, repl: &mut Repl<'_>) -> anyhow::Result<ExitCode> {
+fn interactive(
+    store: DbRef<'_>,
+    repl: &mut Repl<'_>,
+    history: &Path,
+    shown: &str,
+) -> anyhow::Result<ExitCode> {
     let color = use_color(true);
     let config = Config::builder()
         .auto_add_history(false)
@@ -255,18 +289,16 @@ fn interactive(store: &Store, repl: &mut Repl<'_>) -> anyhow::Result<ExitCode> {
         .build();
     let mut rl: Editor<ReplHelper<'_>, FileHistory> = Editor::with_config(config)?;
     rl.set_helper(Some(ReplHelper { store, color }));
-    let history = history_path(store);
-    let _ = rl.load_history(&history);
+    let _ = rl.load_history(history);
     emit(&format!(
-        "cairn TQ REPL on {} — :help for commands, Ctrl-D to leave.",
-        store.path().display()
+        "cairn TQ REPL on {shown} — :help for commands, Ctrl-D to leave."
     ))?;
     loop {
         match rl.readline(repl.prompt()) {
             Ok(input) => {
                 if balance(&input).content {
                     let _ = rl.add_history_entry(input.as_str());
-                    let _ = rl.save_history(&history);
+                    let _ = rl.save_history(history);
                 }
                 let color = use_color(std::io::stderr().is_terminal());
                 let (go_on, _) = show(repl.eval(&input), color)?;
