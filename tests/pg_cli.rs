@@ -196,3 +196,36 @@ fn a_password_is_never_printed() {
         "verify: ok — projection is a faithful fold of 0 events\n"
     );
 }
+
+/// A fresh clone holds only the per-task logs (no `cairn.db`): `push`
+/// reads them (the store is folded from them first) and copies every event.
+#[test]
+fn push_from_a_clone_with_only_logs() {
+    let Some(url) = pg::url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let (_, err, code) = cairn_in(dir.path(), &["add", "first task here"]);
+    assert_eq!(code, 0, "{err}");
+    let (_, err, code) = cairn_in(dir.path(), &["note", "a note on it"]);
+    assert_eq!(code, 0, "{err}");
+    for f in std::fs::read_dir(dir.path().join(".cairn")).unwrap() {
+        let p = f.unwrap().path();
+        if p.file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("cairn.db")
+        {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    let (out, err, code) = cairn_in(dir.path(), &["push", &url]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        untimed(&out).starts_with("push: 2 events read, 2 added (0 already there)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\ndigest: ok — both engines fold to "),
+        "{out}"
+    );
+}
