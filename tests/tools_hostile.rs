@@ -249,3 +249,18 @@ fn status_edge_type_and_types_are_length_limited() {
         "types is too long (5,000 characters; at most 200)."
     );
 }
+
+/// A task name with a control character is refused by the tool with its
+/// own sentence (not the store's event-validation wording) and writes
+/// nothing (issue 27 hostile pass).
+#[test]
+fn a_name_with_control_characters_is_refused_plainly() {
+    let mut fx = Fx::new();
+    for tool in ["task_create", "task_fork"] {
+        assert_eq!(
+            fx.err(tool, json!({"name": "bad\tname here"})),
+            "name must not contain control characters."
+        );
+    }
+    assert_eq!(fx.events(), 0);
+}

@@ -57,6 +57,9 @@ pub fn task_create(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> ToolOutcome {
 
 fn task_create_line(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> Done {
     let name = required("name", Some(&a.name), limits::NAME)?;
+    if name.chars().any(char::is_control) {
+        return Err("name must not contain control characters.".to_string());
+    }
     let description = optional_text("description", a.description.as_deref())?;
     let (today, now, sid) = (ctx.today(), ctx.clock.now(), ctx.session.id.clone());
     let current = ctx.session.current.is_none();
@@ -101,6 +104,9 @@ pub fn task_fork(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> ToolOutcome {
 
 fn task_fork_line(ctx: &mut ToolCtx<'_>, a: TaskForkArgs) -> Done {
     let name = required("name", Some(&a.name), limits::NAME)?;
+    if name.chars().any(char::is_control) {
+        return Err("name must not contain control characters.".to_string());
+    }
     let edge = match a.edge_type.as_deref().filter(|e| !e.trim().is_empty()) {
         Some(e) => {
             check_len("edge_type", e, limits::NAME)?;
