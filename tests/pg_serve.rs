@@ -110,3 +110,27 @@ async fn eight_server_processes_claim_three_ready_tasks_fifty_times() {
         a.close().await;
     }
 }
+
+/// A session on PostgreSQL ends cleanly: the client closes stdin, the
+/// server exits 0 and says nothing (its connection is closed off the
+/// async runtime; it used to panic on drop).
+#[test]
+fn a_session_on_postgres_ends_cleanly() {
+    let Some(url) = pg::url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("serve")
+        .env("CAIRN_DB", &url)
+        .env("HOME", dir.path())
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).as_ref()
+        ),
+        (Some(0), "")
+    );
+}

@@ -186,3 +186,25 @@ fn a_bad_password_never_shows_the_password() {
         "{text}"
     );
 }
+
+/// An old SQLite event holding a NUL character (written before cairn
+/// refused them; imported from a log) cannot be stored in PostgreSQL: push
+/// names it and writes nothing.
+#[test]
+fn push_names_an_event_postgres_cannot_hold() {
+    let Some(p) = postgres() else { return };
+    let (_d, s) = sqlite();
+    s.write(&[NewEvent::task_create("s", 1, "a", Some("n"), None)])
+        .unwrap();
+    let mut old = s.events().unwrap()[0].clone();
+    old.event_id = "01HZZZZZZZZZZZZZZZZZZZZZZZ".to_string();
+    old.event_type = "observation".to_string();
+    old.data = serde_json::json!({"text": "nul \u{0} here"});
+    s.import(&[old]).unwrap();
+    let err = p.push(&source_events(&s).unwrap(), |_, _| {}).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "event 01HZZZZZZZZZZZZZZZZZZZZZZZ (observation on a) holds a NUL character (U+0000), which PostgreSQL cannot store; nothing was pushed."
+    );
+    assert_eq!(p.event_count().unwrap(), 0);
+}

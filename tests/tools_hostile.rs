@@ -264,3 +264,20 @@ fn a_name_with_control_characters_is_refused_plainly() {
     }
     assert_eq!(fx.events(), 0);
 }
+
+/// A NUL character (U+0000) in any new text is refused with a sentence on
+/// every engine (PostgreSQL's text cannot hold one), and nothing is written.
+#[test]
+fn a_nul_character_is_refused_and_nothing_is_written() {
+    let mut fx = story();
+    let before = fx.events();
+    assert_eq!(
+        fx.err("observe", json!({"text": "a \u{0} b"})),
+        "invalid observation event: its text holds a NUL character (U+0000), which cairn does not store"
+    );
+    assert_eq!(
+        fx.err("task_set_metadata", json!({"key": "k", "value": "v\u{0}w"})),
+        "invalid task.set-metadata event: its text holds a NUL character (U+0000), which cairn does not store"
+    );
+    assert_eq!(fx.events(), before);
+}

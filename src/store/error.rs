@@ -108,6 +108,9 @@ pub enum StoreError {
     /// `cairn export --logs DIR` into a directory that already holds task logs.
     #[error("{} already holds task logs; export into an empty directory.", .0.display())]
     ExportNotEmpty(PathBuf),
+    /// `cairn push` cannot copy the source's events, with why.
+    #[error("{0}")]
+    CannotPush(String),
     /// A `postgres://` URL or `--pg-schema` that cannot be used, with why.
     #[error("{0}")]
     PgConfig(String),

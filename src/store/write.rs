@@ -80,6 +80,22 @@ pub(crate) fn validate(ev: &NewEvent) -> Result<(), StoreError> {
 
 /// What a write appended: the `seq` of each event actually appended, in
 /// batch order (duplicates — same content key as a logged event — skipped).
+/// Refuses a NEW event whose data holds a NUL character (U+0000): no
+/// engine-neutral store can keep it (PostgreSQL's text cannot), so neither
+/// engine records one from now on. Events already in a log are still read
+/// and folded (import and rebuild never call this). Errors:
+/// [`StoreError::InvalidEvent`].
+pub(crate) fn refuse_nul(ev: &NewEvent) -> Result<(), StoreError> {
+    if canonical_json(&ev.data).contains("\\u0000") {
+        return Err(StoreError::InvalidEvent {
+            event_type: ev.event_type.clone(),
+            reason: "its text holds a NUL character (U+0000), which cairn does not store"
+                .to_string(),
+        });
+    }
+    Ok(())
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct WriteReport {
     /// Local sequence numbers of the appended events.
@@ -152,6 +168,7 @@ impl WriteTx<'_> {
         let mut seqs = Vec::with_capacity(events.len());
         for ev in events {
             validate(ev)?;
+            refuse_nul(ev)?;
             let Some(resolved) = self.resolve_repeat(ev)? else {
                 continue;
             };

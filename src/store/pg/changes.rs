@@ -15,7 +15,16 @@ use crate::store::error::StoreError;
 
 /// A connection listening on one project's change channel.
 pub struct Listener {
-    client: postgres::Client,
+    client: std::mem::ManuallyDrop<postgres::Client>,
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        // Close the connection where blocking is allowed (`drop_off_runtime`).
+        // SAFETY: `client` is taken once, here, and never used again.
+        let c = unsafe { std::mem::ManuallyDrop::take(&mut self.client) };
+        super::connect::drop_off_runtime(c);
+    }
 }
 
 impl std::fmt::Debug for Listener {
@@ -36,7 +45,9 @@ impl Listener {
                 super::handle::quoted(&target.schema)
             ))
             .map_err(pg_err)?;
-        Ok(Listener { client })
+        Ok(Listener {
+            client: std::mem::ManuallyDrop::new(client),
+        })
     }
 
     /// Waits at most `timeout` for a commit to the project; `Some(seq)` (the

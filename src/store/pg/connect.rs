@@ -18,6 +18,32 @@ use rustls::{CertificateError, DigitallySignedStruct, Error as TlsError, RootCer
 use super::target::{PgTarget, SslMode};
 use crate::store::error::StoreError;
 
+/// Drops `v` (something holding a blocking `postgres` connection) where
+/// that is allowed: closing such a connection blocks on its own runtime,
+/// which panics inside a tokio runtime (an MCP session ending), so there
+/// it is dropped on a short-lived thread of its own. Outside a runtime it
+/// is dropped here.
+pub(crate) fn drop_off_runtime<T: Send + 'static>(v: T) {
+    if tokio::runtime::Handle::try_current().is_err() {
+        drop(v);
+        return;
+    }
+    let (tx, rx) = std::sync::mpsc::channel::<T>();
+    let spawned = std::thread::Builder::new()
+        .name("cairn-pg-close".into())
+        .spawn(move || drop(rx.recv()));
+    match spawned {
+        Ok(_) => {
+            if let Err(std::sync::mpsc::SendError(v)) = tx.send(v) {
+                std::mem::forget(v);
+            }
+        }
+        // No thread to close it on: leave the socket to the OS rather than
+        // panic.
+        Err(_) => std::mem::forget(v),
+    }
+}
+
 /// A PostgreSQL error as a store error: the server's message (never the
 /// URL or a password).
 pub(crate) fn pg_err(e: postgres::Error) -> StoreError {

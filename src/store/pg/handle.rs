@@ -18,9 +18,17 @@ pub(crate) type Stmts = std::collections::HashMap<&'static str, postgres::Statem
 /// One project's store on PostgreSQL: a connection whose `search_path` is
 /// the project's schema. Not `Sync`; open one per thread.
 pub struct PgStore {
-    client: RefCell<postgres::Client>,
+    client: std::mem::ManuallyDrop<RefCell<postgres::Client>>,
     stmts: RefCell<Stmts>,
     target: PgTarget,
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // SAFETY: `client` is taken once, here, and never used again.
+        let client = unsafe { std::mem::ManuallyDrop::take(&mut self.client) };
+        super::connect::drop_off_runtime(client.into_inner());
+    }
 }
 
 impl std::fmt::Debug for PgStore {
@@ -94,7 +102,7 @@ impl PgStore {
         }
         tx.commit().map_err(pg_err)?;
         Ok(PgStore {
-            client: RefCell::new(client),
+            client: std::mem::ManuallyDrop::new(RefCell::new(client)),
             stmts: RefCell::new(Stmts::new()),
             target: target.clone(),
         })

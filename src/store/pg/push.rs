@@ -55,6 +55,14 @@ impl PgStore {
         events: &[LogLine],
         mut progress: impl FnMut(usize, usize),
     ) -> Result<PushReport, StoreError> {
+        // An old SQLite event with a NUL character cannot be stored here:
+        // say which, before anything is written.
+        if let Some(l) = events.iter().find(|l| l.data.contains("\\u0000")) {
+            return Err(StoreError::CannotPush(format!(
+                "event {} ({} on {}) holds a NUL character (U+0000), which PostgreSQL cannot store; nothing was pushed.",
+                l.event_id, l.event_type, l.task_id
+            )));
+        }
         let mut added = 0;
         let mut split = false;
         for (i, batch) in events.chunks(PUSH_BATCH).enumerate() {

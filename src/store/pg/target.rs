@@ -98,6 +98,11 @@ pub fn check_schema(name: &str) -> Result<(), StoreError> {
 /// The URL with the password (in the user part or a `password=` parameter)
 /// replaced by `***`.
 pub fn redact(url: &str) -> String {
+    let url = match url.to_ascii_lowercase().find(" password") {
+        // A libpq key/value string pasted after the URL: cut it off.
+        Some(i) => &url[..i],
+        None => url,
+    };
     let (head, query) = match url.split_once('?') {
         Some((h, q)) => (h, Some(q)),
         None => (url, None),
@@ -120,11 +125,17 @@ pub fn redact(url: &str) -> String {
         None => head.to_string(),
     };
     if let Some(q) = query {
+        // Any parameter whose decoded text names a password is masked
+        // whole: `password=`, `PASSWORD=`, `pass%77ord=`, `x;password=`,
+        // and a malformed `password%3D...` without its `=`.
         let parts: Vec<String> = q
             .split('&')
-            .map(|kv| match kv.split_once('=') {
-                Some(("password", _)) => "password=***".to_string(),
-                _ => kv.to_string(),
+            .map(|kv| {
+                if decode(kv).to_ascii_lowercase().contains("password") {
+                    "password=***".to_string()
+                } else {
+                    kv.to_string()
+                }
             })
             .collect();
         out.push('?');
@@ -307,6 +318,17 @@ mod tests {
             "postgresql://bob@h/db?password=***&sslmode=disable"
         );
         assert_eq!(redact("postgres://h/db"), "postgres://h/db");
+        for hidden in [
+            "postgres://u@h/db?pass%77ord=S3CRET",
+            "postgres://u@h/db?%70assword=S3CRET&sslmode=disable",
+            "postgres://u@h/db?PASSWORD=S3CRET",
+            "postgres://u@h/db?x;password=S3CRET",
+            "postgres://u@h/db?password%3DS3CRET",
+            "postgres://u@h/db password=S3CRET",
+        ] {
+            let shown = redact(hidden);
+            assert!(!shown.contains("S3CRET"), "{hidden} -> {shown}");
+        }
     }
 
     #[test]

@@ -85,6 +85,18 @@ pub struct TokenTable {
     conn: Mutex<Option<postgres::Client>>,
 }
 
+impl Drop for TokenTable {
+    fn drop(&mut self) {
+        let slot = match self.conn.get_mut() {
+            Ok(s) => s.take(),
+            Err(p) => p.into_inner().take(),
+        };
+        if let Some(c) = slot {
+            super::connect::drop_off_runtime(c);
+        }
+    }
+}
+
 impl std::fmt::Debug for TokenTable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "TokenTable({:?})", self.target)

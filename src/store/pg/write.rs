@@ -21,7 +21,7 @@ use crate::store::event::{NewEvent, canonical_json, event_key, new_event_id, typ
 use crate::store::fold::FoldInput;
 use crate::store::log::LogLine;
 use crate::store::log::append::check_loggable;
-use crate::store::write::{REPEAT_FIELD, WriteReport, validate};
+use crate::store::write::{REPEAT_FIELD, WriteReport, refuse_nul, validate};
 
 /// How many times a write transaction is tried when PostgreSQL reports a
 /// serialization failure or a deadlock.
@@ -146,6 +146,7 @@ pub(crate) fn append(tx: &mut Cx<'_, '_>, events: &[NewEvent]) -> Result<Vec<i64
     let mut seqs = Vec::with_capacity(events.len());
     for ev in events {
         validate(ev)?;
+        refuse_nul(ev)?;
         let Some((ev, data, key)) = resolve_repeat(tx, ev)? else {
             continue;
         };
