@@ -229,3 +229,69 @@ fn push_from_a_clone_with_only_logs() {
         "{out}"
     );
 }
+
+/// What the hostile pass found in URL and schema handling: an upper-case
+/// scheme works, a malformed `postgres:` is refused (never taken for a file
+/// name), system schemas are refused, schema names fold to lower case,
+/// `push URL --pg-schema NAME` names the target's schema, `sslmode=require`
+/// over a Unix socket connects (no TLS there, as libpq), `verify --json`.
+#[test]
+fn urls_schemas_and_verify_json() {
+    let Some(url) = pg::url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let host = url
+        .split("host=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap();
+    let upper = format!("POSTGRES://cairn@/postgres?host={host}&sslmode=require");
+    let (out, err, code) = cairn_in(
+        dir.path(),
+        &[
+            "--db",
+            &upper,
+            "--pg-schema",
+            "Mixed_Case",
+            "verify",
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["ok"].as_bool(), v["events"].as_i64()),
+        (Some(true), Some(0))
+    );
+    assert_eq!(v["projection"]["live"], v["projection"]["rebuilt"]);
+    let (out, _, _) = cairn_in(
+        dir.path(),
+        &["--db", &upper, "--pg-schema", "Mixed_Case", "where"],
+    );
+    assert!(out.contains("\nschema: mixed_case\n"), "{out}");
+    let (_, err, code) = cairn_in(dir.path(), &["--db", "postgres:cairn@somewhere/db", "ls"]);
+    assert_eq!(code, 2);
+    assert_eq!(
+        err,
+        "error: postgres:cairn@somewhere/db looks like a PostgreSQL URL but is not one; write it as postgres://USER@HOST/DATABASE\n"
+    );
+    assert!(!dir.path().join("postgres:cairn@somewhere").exists());
+    for system in ["pg_catalog", "information_schema", "PG_toast"] {
+        let (_, err, code) = cairn_in(dir.path(), &["--db", &url, "--pg-schema", system, "verify"]);
+        assert_eq!(code, 2);
+        assert_eq!(
+            err,
+            format!(
+                "error: The PostgreSQL schema {system:?} is a system schema; choose a name of your own (default: cairn).\n"
+            )
+        );
+    }
+    let (_, err, code) = cairn_in(dir.path(), &["add", "a local task"]);
+    assert_eq!(code, 0, "{err}");
+    let base = format!("postgres://cairn@/postgres?host={host}");
+    let (out, err, code) = cairn_in(dir.path(), &["push", &base, "--pg-schema", "pushed_here"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(" schema pushed_here in "), "{out}");
+}

@@ -99,3 +99,33 @@ proptest! {
         prop_assert!(found >= 5, "only {} of 20 queries found anything", found);
     }
 }
+
+/// A token longer than PostgreSQL's lexeme limit (2 KiB) is found by an
+/// exact search on both engines (indexed by its hash on PostgreSQL).
+#[test]
+fn a_very_long_token_is_found_on_both_engines() {
+    let Some(url) = pg::url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("cairn.db")).unwrap();
+    let long = "y".repeat(3000);
+    s.write(&[
+        NewEvent::task_create("s", 1, "t1", Some("n"), None),
+        NewEvent::observation("s", 2, "t1", &format!("before {long} after")),
+        NewEvent::task_create("s", 1, "t2", Some("n"), None),
+        NewEvent::observation("s", 3, "t2", "nothing long"),
+    ])
+    .unwrap();
+    let p = PgStore::open(&PgTarget::parse(&url, None).unwrap()).unwrap();
+    p.push(&source_events(&s).unwrap(), |_, _| {}).unwrap();
+    for q in [
+        long.clone(),
+        format!("before {long}"),
+        format!("\"{long} after\""),
+    ] {
+        let expr = sanitize(&q).unwrap();
+        let here = slugs(search(s.conn(), &expr, None, 10).unwrap());
+        let there = slugs(p.search(&expr, None, 10).unwrap());
+        assert_eq!(here, BTreeSet::from(["t1".to_string()]));
+        assert_eq!(here, there);
+    }
+}

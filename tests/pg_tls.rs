@@ -200,3 +200,18 @@ fn sslmode_require_verify_ca_and_verify_full() {
     assert!(err.contains("no pg_hba.conf entry"), "{err}");
     let _ = std::fs::remove_dir_all(&tls_dir);
 }
+
+/// `sslrootcert` must be a regular file: a device or a directory is refused
+/// with a sentence before any connection (it used to read /dev/zero
+/// without end).
+#[test]
+fn sslrootcert_must_be_a_regular_file() {
+    for (file, why) in [
+        ("/dev/zero", "is not a regular file."),
+        ("/tmp", "is not a regular file."),
+    ] {
+        let url = format!("postgres://cairn@127.0.0.1:1/db?sslmode=verify-full&sslrootcert={file}");
+        let err = PgStore::open(&PgTarget::parse(&url, None).unwrap()).unwrap_err();
+        assert_eq!(err.to_string(), format!("sslrootcert {file} {why}"));
+    }
+}

@@ -353,7 +353,12 @@ pub fn run() -> ExitCode {
         return ExitCode::from(2);
     }
     let db = cli.db.as_deref();
-    let result = match pg_cmds::target(db, cli.pg_schema.as_deref()) {
+    // `push URL --pg-schema NAME` names the TARGET's schema, not --db's.
+    let db_schema = match &cli.command {
+        Command::Push { .. } => None,
+        _ => cli.pg_schema.as_deref(),
+    };
+    let result = match pg_cmds::target(db, db_schema) {
         Ok(Some(t)) => run_pg(&cli, &t),
         Ok(None) => run_sqlite(&cli),
         Err(e) => Err(e),
@@ -371,7 +376,7 @@ pub fn run() -> ExitCode {
 fn run_pg(cli: &Cli, t: &crate::store::pg::PgTarget) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Where(_) => pg_cmds::where_cmd(t, cli.db.is_some()),
-        Command::Verify(_) => pg_cmds::verify_cmd(t),
+        Command::Verify(j) => pg_cmds::verify_cmd(t, j.json),
         Command::Rebuild { from_logs, .. } => pg_cmds::rebuild_cmd(t, *from_logs),
         Command::Export { logs } => pg_cmds::export_pg(t, logs),
         Command::Push { url } => {

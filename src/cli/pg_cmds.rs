@@ -19,6 +19,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use super::out::emit;
 use super::store_cmds::verify_line;
 use crate::store::log::export::export_logs;
+use crate::store::pg::target::looks_like_pg_url;
 use crate::store::pg::{PgStore, PgTarget, is_pg_url, source_events};
 use crate::store::{Store, location};
 
@@ -34,6 +35,10 @@ pub(super) fn target(
     };
     match named {
         Some(url) if is_pg_url(&url) => Ok(Some(PgTarget::parse(&url, schema)?)),
+        Some(url) if looks_like_pg_url(&url) => anyhow::bail!(
+            "{} looks like a PostgreSQL URL but is not one; write it as postgres://USER@HOST/DATABASE",
+            crate::store::pg::redact(&url)
+        ),
         _ => {
             if schema.is_some() {
                 anyhow::bail!("--pg-schema needs a postgres:// store (--db or CAIRN_DB)");
@@ -62,11 +67,22 @@ pub(super) fn where_cmd(t: &PgTarget, from_flag: bool) -> anyhow::Result<ExitCod
 
 /// `cairn verify` on PostgreSQL: the projection against a fresh fold of its
 /// events (no logs there: the database is the durable record).
-pub(super) fn verify_cmd(t: &PgTarget) -> anyhow::Result<ExitCode> {
+pub(super) fn verify_cmd(t: &PgTarget, json: bool) -> anyhow::Result<ExitCode> {
     let store = open(t)?;
     let v = store.verify()?;
     let n = store.event_count()?;
-    emit(&verify_line(v.ok, n, &v.before, &v.after))?;
+    if json {
+        // The shape of SQLite's `verify --json`; no per-task logs here.
+        let out = serde_json::json!({
+            "ok": v.ok,
+            "events": n,
+            "projection": { "ok": v.ok, "live": v.before, "rebuilt": v.after },
+            "logs": null,
+        });
+        emit(&serde_json::to_string_pretty(&out)?)?;
+    } else {
+        emit(&verify_line(v.ok, n, &v.before, &v.after))?;
+    }
     Ok(if v.ok {
         ExitCode::SUCCESS
     } else {

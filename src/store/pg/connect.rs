@@ -63,7 +63,18 @@ pub(crate) fn pg_err(e: postgres::Error) -> StoreError {
 /// refused password, a certificate that fails its check).
 pub fn connect(target: &PgTarget) -> Result<postgres::Client, StoreError> {
     let mut config = target.config.clone();
-    let result = match target.ssl {
+    // Over a Unix socket there is no TLS (libpq skips it there too).
+    let socket_only = !config.get_hosts().is_empty()
+        && config
+            .get_hosts()
+            .iter()
+            .all(|h| !matches!(h, postgres::config::Host::Tcp(_)));
+    let ssl = if socket_only {
+        SslMode::Disable
+    } else {
+        target.ssl
+    };
+    let result = match ssl {
         SslMode::Disable => {
             config.ssl_mode(postgres::config::SslMode::Disable);
             config.connect(postgres::NoTls)
@@ -116,6 +127,26 @@ fn roots(target: &PgTarget) -> Result<(RootCertStore, bool), StoreError> {
     let mut store = RootCertStore::empty();
     match &file {
         Some(f) if f != "system" => {
+            // A regular file of at most 1 MiB: never a device, FIFO or
+            // directory (which would block or grow without end).
+            match std::fs::metadata(f) {
+                Ok(m) if m.is_file() && m.len() <= 1 << 20 => {}
+                Ok(m) if m.is_file() => {
+                    return Err(StoreError::PgConfig(format!(
+                        "sslrootcert {f} is larger than 1 MiB; it should hold a few PEM certificates."
+                    )));
+                }
+                Ok(_) => {
+                    return Err(StoreError::PgConfig(format!(
+                        "sslrootcert {f} is not a regular file."
+                    )));
+                }
+                Err(e) => {
+                    return Err(StoreError::PgConfig(format!(
+                        "cannot read sslrootcert {f}: {e}."
+                    )));
+                }
+            }
             let certs = CertificateDer::pem_file_iter(f)
                 .map_err(|e| StoreError::PgConfig(format!("cannot read sslrootcert {f}: {e}.")))?;
             for c in certs {

@@ -135,15 +135,21 @@ impl PgStore {
 
     /// Digests the projection, refolds every event inside a transaction
     /// that is rolled back, digests again: `ok` when equal. Never changes
-    /// the store. Errors: [`StoreError::Postgres`].
+    /// the store; holds the project's write lock meanwhile (writes wait,
+    /// reads do not). Errors: [`StoreError::Postgres`].
     pub fn verify(&self) -> Result<Verification, StoreError> {
+        let schema = self.target().schema.clone();
         let mut client = self.client();
         let mut stmts = self.stmts();
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .start()
-            .map_err(pg_err)?;
+        // The project's write lock first (writers wait, readers do not):
+        // the live projection and the refold then see the same events, and
+        // no concurrent write can conflict with the trial refold.
+        let mut tx = client.transaction().map_err(pg_err)?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('cairn.write.' || $1::text))",
+            &[&schema],
+        )
+        .map_err(pg_err)?;
         let before = digest_in(&mut tx)?;
         match refold_in(&mut Cx::new(&mut tx, &mut stmts)) {
             Ok(_) => {}

@@ -12,12 +12,14 @@
 //! phrase (`<->`), a trailing `*` a prefix (`:*`). The snippet is cut in
 //! Rust ([`snippet`]): the 12-token window with the most matches.
 //!
-//! Limits (PostgreSQL's): a token over [`MAX_TOKEN_BYTES`] is not indexed,
+//! Limits (PostgreSQL's): a token over [`MAX_TOKEN_BYTES`] is indexed and
+//! searched by its hash (an exact match finds it; a prefix does not),
 //! positions past 16,383 count as 16,383, and an observation's index stops
 //! at [`MAX_TSVECTOR_BYTES`] of literal (a note of about 1 MB of distinct
 //! words); such text is still stored whole.
 
-/// The longest token indexed, in bytes (PostgreSQL refuses lexemes of 2 KiB).
+/// The longest token indexed as itself, in bytes (PostgreSQL refuses
+/// lexemes of 2 KiB); longer ones are indexed by their hash.
 pub const MAX_TOKEN_BYTES: usize = 2000;
 
 /// The largest `tsvector` literal built for one observation, in bytes
@@ -52,8 +54,14 @@ pub fn tokens(text: &str) -> Vec<(usize, usize, String)> {
 }
 
 /// `tok` quoted as a tsvector/tsquery lexeme: `'…'` with `'` doubled and
-/// `\` escaped.
+/// `\` escaped. A token over [`MAX_TOKEN_BYTES`] (PostgreSQL refuses
+/// lexemes of 2 KiB) is indexed and searched as `~` and its SHA-256 (hex),
+/// the same on both sides, so an exact match still finds it.
 fn lexeme(tok: &str) -> String {
+    if tok.len() > MAX_TOKEN_BYTES {
+        use sha2::{Digest, Sha256};
+        return format!("'~{}'", hex::encode(Sha256::digest(tok.as_bytes())));
+    }
     format!("'{}'", tok.replace('\\', "\\\\").replace('\'', "''"))
 }
 
@@ -61,9 +69,6 @@ fn lexeme(tok: &str) -> String {
 pub fn tsvector_literal(text: &str) -> String {
     let mut out = String::new();
     for (pos, (_, _, tok)) in tokens(text).iter().enumerate() {
-        if tok.len() > MAX_TOKEN_BYTES {
-            continue;
-        }
         let entry = format!("{}:{}", lexeme(tok), (pos + 1).min(16_383));
         if out.len() + entry.len() + 1 > MAX_TSVECTOR_BYTES {
             break;
@@ -148,7 +153,7 @@ pub fn tsquery_of(terms: &[Term]) -> Option<String> {
                 .enumerate()
                 .map(|(i, tok)| {
                     let mut w = lexeme(tok);
-                    if t.prefix && i + 1 == n {
+                    if t.prefix && i + 1 == n && tok.len() <= MAX_TOKEN_BYTES {
                         w.push_str(":*");
                     }
                     w

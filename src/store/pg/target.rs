@@ -76,12 +76,27 @@ impl std::fmt::Debug for PgTarget {
 
 /// True when `s` names a PostgreSQL store (`postgres://` or `postgresql://`).
 pub fn is_pg_url(s: &str) -> bool {
-    s.starts_with("postgres://") || s.starts_with("postgresql://")
+    let l = s.get(..13).unwrap_or(s).to_ascii_lowercase();
+    l.starts_with("postgres://") || l.starts_with("postgresql://")
+}
+
+/// True when `s` starts like a PostgreSQL URL (`postgres:`/`postgresql:`,
+/// any case) but is not one (`postgres:host/db`, a missing `//`): the CLI
+/// refuses it rather than take it for a file name.
+pub fn looks_like_pg_url(s: &str) -> bool {
+    let l = s.get(..11).unwrap_or(s).to_ascii_lowercase();
+    (l.starts_with("postgres:") || l.starts_with("postgresql:")) && !is_pg_url(s)
 }
 
 /// Checks a schema name: ASCII letters, digits and `_`, not starting with a
 /// digit, 1–63 bytes. Errors: [`StoreError::PgConfig`] with the sentence.
 pub fn check_schema(name: &str) -> Result<(), StoreError> {
+    let l = name.to_ascii_lowercase();
+    if l == "information_schema" || l.starts_with("pg_") {
+        return Err(StoreError::PgConfig(format!(
+            "The PostgreSQL schema {name:?} is a system schema; choose a name of your own (default: cairn)."
+        )));
+    }
     let ok = !name.is_empty()
         && name.len() <= 63
         && !name.starts_with(|c: char| c.is_ascii_digit())
@@ -185,19 +200,26 @@ impl PgTarget {
                 _ => keep.push(kv),
             }
         }
+        // The scheme in lower case (the client parses only that spelling).
+        let head = match head.split_once("://") {
+            Some((scheme, rest)) => format!("{}://{rest}", scheme.to_ascii_lowercase()),
+            None => head.to_string(),
+        };
         let rebuilt = if keep.is_empty() {
-            head.to_string()
+            head
         } else {
             format!("{head}?{}", keep.join("&"))
         };
         let mut config = postgres::Config::from_str(&rebuilt).map_err(|e| {
             StoreError::PgConfig(format!("{shown} is not a usable PostgreSQL URL: {e}."))
         })?;
+        // Unquoted identifiers fold to lower case in PostgreSQL; so do ours.
         let schema = schema
             .map(str::to_string)
             .or(url_schema)
             .unwrap_or_else(|| DEFAULT_SCHEMA.to_string());
         check_schema(&schema)?;
+        let schema = schema.to_ascii_lowercase();
         if config.get_user().is_none() {
             let user = std::env::var("PGUSER")
                 .ok()
@@ -250,6 +272,15 @@ fn pgpass_lookup(config: &postgres::Config) -> Option<String> {
                 .ok()
                 .map(|h| std::path::Path::new(&h).join(".pgpass"))
         })?;
+    // libpq ignores a password file that others can read or write.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).ok()?.permissions().mode();
+        if mode & 0o077 != 0 {
+            return None;
+        }
+    }
     let text = std::fs::read_to_string(path).ok()?;
     let host = PgTarget::pgpass_host(config);
     let port = config
