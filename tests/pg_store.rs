@@ -208,3 +208,40 @@ fn push_names_an_event_postgres_cannot_hold() {
     );
     assert_eq!(p.event_count().unwrap(), 0);
 }
+
+/// Two unrelated projects that each created the same slug: pushing the
+/// second into the first's schema is refused before anything is written
+/// (it would fold both histories into one task).
+#[test]
+fn push_refuses_a_task_from_another_history() {
+    let Some(p) = postgres() else { return };
+    let (_d1, a) = sqlite();
+    a.write(&[NewEvent::task_create(
+        "s1",
+        1,
+        "same-slug",
+        Some("one"),
+        None,
+    )])
+    .unwrap();
+    let (_d2, b) = sqlite();
+    b.write(&[
+        NewEvent::task_create("s2", 2, "same-slug", Some("two"), None),
+        NewEvent::task_create("s2", 2, "other", Some("x"), None),
+    ])
+    .unwrap();
+    p.push(&source_events(&a).unwrap(), |_, _| {}).unwrap();
+    let err = p.push(&source_events(&b).unwrap(), |_, _| {}).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the target already holds a task same-slug created elsewhere (another project or clone); nothing was pushed. Push into a schema of its own (--pg-schema NAME)."
+    );
+    assert_eq!(p.event_count().unwrap(), 1);
+    // The same project pushed again is fine.
+    assert_eq!(
+        p.push(&source_events(&a).unwrap(), |_, _| {})
+            .unwrap()
+            .added,
+        0
+    );
+}

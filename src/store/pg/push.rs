@@ -7,6 +7,7 @@
 use super::handle::PgStore;
 use super::write::insert_and_fold_batch;
 use crate::store::error::StoreError;
+use crate::store::event::types;
 use crate::store::handle::Store;
 use crate::store::log::LogLine;
 
@@ -63,6 +64,7 @@ impl PgStore {
                 l.event_id, l.event_type, l.task_id
             )));
         }
+        self.refuse_other_history(events)?;
         let mut added = 0;
         let mut split = false;
         for (i, batch) in events.chunks(PUSH_BATCH).enumerate() {
@@ -81,5 +83,42 @@ impl PgStore {
             read: events.len(),
             added,
         })
+    }
+
+    /// Refuses a push whose tasks the target already holds from another
+    /// history: a `task.create` of the same slug that the source does not
+    /// have (two unrelated projects, or two clones that each created the
+    /// name). Pushing would fold both histories into one task. Errors:
+    /// [`StoreError::CannotPush`] naming the first such task (nothing
+    /// written), [`StoreError::Postgres`].
+    fn refuse_other_history(&self, events: &[LogLine]) -> Result<(), StoreError> {
+        use std::collections::{BTreeMap, BTreeSet};
+        let mut ours: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for l in events.iter().filter(|l| l.event_type == types::TASK_CREATE) {
+            ours.entry(l.task_id.as_str())
+                .or_default()
+                .insert(l.event_id.as_str());
+        }
+        if ours.is_empty() {
+            return Ok(());
+        }
+        let slugs: Vec<&str> = ours.keys().copied().collect();
+        let rows = self
+            .client()
+            .query(
+                "SELECT task_id, event_id FROM events
+                 WHERE type = $1 AND task_id = ANY($2::text[]) ORDER BY task_id, seq",
+                &[&types::TASK_CREATE, &slugs],
+            )
+            .map_err(super::connect::pg_err)?;
+        for r in &rows {
+            let (slug, id): (&str, &str) = (r.get(0), r.get(1));
+            if !ours.get(slug).is_some_and(|s| s.contains(id)) {
+                return Err(StoreError::CannotPush(format!(
+                    "the target already holds a task {slug} created elsewhere (another project or clone); nothing was pushed. Push into a schema of its own (--pg-schema NAME)."
+                )));
+            }
+        }
+        Ok(())
     }
 }
