@@ -429,6 +429,38 @@ fn server_discover_answers_without_initialize() {
     w.close();
 }
 
+/// Issue 22 "JSON-RPC hygiene": a line whose id cannot be read is answered
+/// with `"id": null` (the member present), and an unknown method's message
+/// lists what the server serves; the connection keeps serving.
+#[test]
+fn parse_errors_carry_a_null_id_and_unknown_methods_list_the_served_ones() {
+    let dir = repo();
+    let mut w = Wire::spawn(dir.path());
+    w.raw(b"{not json");
+    let v = w.lines.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(
+        v,
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700,
+            "message": "Parse error: key must be a string at line 1 column 2."}})
+    );
+    w.raw(b"[]");
+    let v = w.lines.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(
+        v,
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
+            "message": "Invalid Request: a message is one JSON-RPC object (batches are not supported)."}})
+    );
+    w.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/frobnicate"}));
+    assert_eq!(
+        w.reply(5, Duration::from_secs(10)),
+        json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32601,
+            "message": "Method not found: tasks/frobnicate. This server serves initialize, server/discover, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/read, resources/templates/list, resources/subscribe, resources/unsubscribe, subscriptions/listen, logging/setLevel, completion/complete."}})
+    );
+    w.call(6, "task_query", json!({"query": "(-> (all) (:count))"}));
+    assert_eq!(Wire::text(&w.reply(6, Duration::from_secs(10))), "0");
+    w.close();
+}
+
 #[test]
 fn a_last_line_without_its_newline_is_still_answered() {
     let dir = repo();

@@ -33,7 +33,8 @@ use crate::tools::{Clock, ToolCtx, ToolOutcome, dispatch, tools};
 use crate::tq::engine::{Cancel, Engine};
 
 pub use super::listing::{
-    mcp_prompts, mcp_resources, mcp_tool, protocol_fault, titled_tool, untyped_request_error,
+    SERVED_METHODS, mcp_prompts, mcp_resources, mcp_tool, method_not_found, protocol_fault,
+    titled_tool, untyped_request_error,
 };
 pub(crate) use super::roots::Launch;
 pub use super::roots::{ROOTS_TIMEOUT, RootsPolicy, file_root};
