@@ -76,6 +76,10 @@ pub struct Identity {
     /// The SHA-256 (hex) of the token presented, which tells a token from a
     /// later one under the same name; `None` under `--no-auth`.
     pub token: Option<String>,
+    /// The request is a stateless one (2026-07-28): a POST without
+    /// `Mcp-Session-Id` that is not `initialize`. Its agent is the token
+    /// itself ([`StatelessAgents`]).
+    pub stateless: bool,
 }
 
 /// Who opened a session: checked against every later request's [`Identity`].
@@ -138,6 +142,8 @@ pub struct Gate {
     owners: Arc<Mutex<HashMap<String, Owner>>>,
     /// Session-opening requests in flight (counted against the limit).
     opening: Arc<AtomicUsize>,
+    /// The servers of stateless agents, one per token.
+    agents: Arc<StatelessAgents>,
 }
 
 /// A plain-text response: `status`, one sentence and a newline.
@@ -320,6 +326,7 @@ impl Gate {
         config: GateConfig,
         inner: StreamableHttpService<CairnServer, LocalSessionManager>,
         sessions: Arc<LocalSessionManager>,
+        agents: Arc<StatelessAgents>,
     ) -> Gate {
         Gate {
             config: Arc::new(config),
@@ -327,6 +334,7 @@ impl Gate {
             sessions,
             owners: Arc::new(Mutex::new(HashMap::new())),
             opening: Arc::new(AtomicUsize::new(0)),
+            agents,
         }
     }
 
@@ -341,6 +349,7 @@ impl Gate {
                 .copied()
                 .collect(),
             token: Some(entry.sha256.clone()),
+            stateless: false,
         }
     }
 
@@ -357,6 +366,19 @@ impl Gate {
         let Ok(file) = load_tokens(src) else {
             return 0;
         };
+        let ended = self.agents.sweep(|owner| {
+            let current = owner
+                .token
+                .as_deref()
+                .and_then(|h| file.tokens.iter().find(|t| t.sha256 == h));
+            current.is_some_and(|entry| session_refusal(owner, &self.identity_of(entry)).is_none())
+        });
+        if ended > 0 {
+            tracing::info!(
+                agents = ended,
+                "ended the stateless agents (and their streams) of revoked or changed tokens"
+            );
+        }
         let live: Vec<String> = self
             .sessions
             .sessions
@@ -407,6 +429,7 @@ impl Gate {
                 name: "anonymous".to_string(),
                 grants: self.config.grants.clone(),
                 token: None,
+                stateless: false,
             });
         };
         let Some(presented) = bearer(headers) else {
@@ -462,7 +485,7 @@ impl Gate {
                 "The request body is over the 8 MiB limit.",
             );
         }
-        let identity = match self.authenticate(req.headers()) {
+        let mut identity = match self.authenticate(req.headers()) {
             Ok(i) => i,
             Err(r) => return *r,
         };
@@ -501,6 +524,7 @@ impl Gate {
         } else {
             Bytes::new()
         };
+        let mut method = None;
         if parts.method == http::Method::POST {
             match serde_json::from_slice::<serde_json::Value>(&bytes) {
                 Err(e) => return parse_error(&e.to_string()),
@@ -508,6 +532,7 @@ impl Gate {
                     if let Some(message) = invalid_request(&v) {
                         return jsonrpc_error(-32600, &message);
                     }
+                    method = v.get("method").and_then(|m| m.as_str()).map(str::to_string);
                 }
             }
         }
@@ -540,7 +565,12 @@ impl Gate {
                 return text_response(StatusCode::FORBIDDEN, &sentence);
             }
         }
-        let opens = session.is_none() && req.method() == http::Method::POST;
+        // A POST without a session that is not `initialize` opens none: rmcp
+        // serves it statelessly (2026-07-28) or refuses it.
+        identity.stateless = session.is_none()
+            && req.method() == http::Method::POST
+            && method.as_deref() != Some("initialize");
+        let opens = session.is_none() && req.method() == http::Method::POST && !identity.stateless;
         if opens {
             let pending = self.opening.fetch_add(1, Ordering::SeqCst);
             let open = self.sessions.sessions.read().await.len();
@@ -619,6 +649,67 @@ impl Gate {
             m.retain(|k, _| live.contains(k));
         }
         m.insert(id.to_string(), owner);
+    }
+}
+
+/// The servers of stateless (2026-07-28) HTTP agents, one per token name
+/// (docs/mcp.md "Identity by token"): every stateless request of a token is
+/// served by the same [`CairnServer`], whose agent is the token's name, so
+/// its claims, `(mine)` and current task carry from one request to the next.
+/// A token replaced under its name or whose grants changed gets a fresh
+/// server; [`StatelessAgents::sweep`] ends the servers of revoked tokens,
+/// closing their `subscriptions/listen` streams.
+#[derive(Default)]
+pub struct StatelessAgents {
+    servers: Mutex<HashMap<String, (Owner, CairnServer)>>,
+}
+
+impl StatelessAgents {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Owner, CairnServer)>> {
+        match self.servers.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// The server of `identity`'s token: the one already serving it, or a
+    /// new one from `make` (the old one, of a replaced token, is ended).
+    /// Errors: `make`'s.
+    pub fn server_for<E>(
+        &self,
+        identity: &Identity,
+        make: impl FnOnce() -> Result<CairnServer, E>,
+    ) -> Result<CairnServer, E> {
+        let owner = Owner {
+            name: identity.name.clone(),
+            token: identity.token.clone(),
+            grants: identity.grants.clone(),
+        };
+        let mut m = self.lock();
+        if let Some((held, server)) = m.get(&identity.name) {
+            if *held == owner {
+                return Ok(server.clone());
+            }
+            server.end();
+        }
+        let server = make()?;
+        m.insert(identity.name.clone(), (owner, server.clone()));
+        Ok(server)
+    }
+
+    /// Ends and forgets every server whose owner `keep` refuses (its token
+    /// was revoked, replaced, or its grants changed); how many.
+    fn sweep(&self, keep: impl Fn(&Owner) -> bool) -> usize {
+        let mut m = self.lock();
+        let before = m.len();
+        m.retain(|_, (owner, server)| {
+            let kept = keep(owner);
+            if !kept {
+                server.end();
+            }
+            kept
+        });
+        before - m.len()
     }
 }
 
@@ -770,6 +861,7 @@ mod tests {
             name: "agent-1".to_string(),
             grants: grants(&[Capability::Read, Capability::Write]),
             token: Some("aaaa".to_string()),
+            stateless: false,
         };
         assert_eq!(session_refusal(&owner, &who), None);
         who.token = Some("bbbb".to_string());

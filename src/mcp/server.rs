@@ -71,6 +71,9 @@ pub struct CairnServer {
     /// project: no repository, no roots; issue 27), and whether a tool
     /// answer has said so yet this session.
     pub(super) scratch: Option<(PathBuf, Arc<AtomicBool>)>,
+    /// Raised when the server's agent ends (a stateless HTTP agent whose
+    /// token was revoked): its `subscriptions/listen` streams close.
+    pub(super) ended: tokio_util::sync::CancellationToken,
 }
 
 impl CairnServer {
@@ -97,6 +100,7 @@ impl CairnServer {
             log_level: Arc::new(LevelCell::default()),
             subs: Subscriptions::default(),
             scratch: None,
+            ended: tokio_util::sync::CancellationToken::new(),
         }
     }
 
@@ -126,6 +130,12 @@ impl CairnServer {
         let note = self.scratch_note()?;
         let (_, said) = self.scratch.as_ref()?;
         (!said.swap(true, std::sync::atomic::Ordering::SeqCst)).then_some(note)
+    }
+
+    /// Ends this server's agent: its `subscriptions/listen` streams close
+    /// (gracefully, with their final result).
+    pub fn end(&self) {
+        self.ended.cancel();
     }
 
     /// The session's agent identity (spec/tq.md §9), once known.

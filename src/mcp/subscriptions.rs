@@ -126,6 +126,7 @@ pub struct WeakServer {
     log_level: Arc<LevelCell>,
     subs: Subscriptions,
     scratch: Option<(std::path::PathBuf, Arc<AtomicBool>)>,
+    ended: CancellationToken,
 }
 
 impl WeakServer {
@@ -141,6 +142,7 @@ impl WeakServer {
             log_level: self.log_level.clone(),
             subs: self.subs.clone(),
             scratch: self.scratch.clone(),
+            ended: self.ended.clone(),
         })
     }
 }
@@ -168,6 +170,7 @@ impl CairnServer {
             log_level: self.log_level.clone(),
             subs: self.subs.clone(),
             scratch: self.scratch.clone(),
+            ended: self.ended.clone(),
         }
     }
 
@@ -274,7 +277,9 @@ impl CairnServer {
     }
 
     /// Serves one `subscriptions/listen` stream (the acknowledgment already
-    /// sent by rmcp) until the client cancels it or the transport closes:
+    /// sent by rmcp) until the client cancels it, the transport closes or
+    /// the server's agent ends ([`CairnServer::end`]; rmcp then sends the
+    /// stream's final result):
     /// its own table of the accepted URIs and its own watcher, as
     /// `resources/subscribe` has ([`Subscriptions`]), notifying through the
     /// stream's sink. Errors: the change counter cannot be opened.
@@ -285,7 +290,10 @@ impl CairnServer {
             .clone()
             .unwrap_or_default();
         if uris.is_empty() {
-            ctx.cancelled().await;
+            tokio::select! {
+                () = ctx.cancelled() => {}
+                () = self.ended.cancelled() => {}
+            }
             return Ok(());
         }
         let mut server = self.clone();
@@ -329,7 +337,10 @@ impl CairnServer {
             server.downgrade(),
         );
         tracing::debug!(uris = server.subs.uris().len(), "listening");
-        ctx.cancelled().await;
+        tokio::select! {
+            () = ctx.cancelled() => {}
+            () = self.ended.cancelled() => {}
+        }
         server.subs.clear();
         Ok(())
     }
