@@ -223,6 +223,10 @@ impl CairnServer {
         };
         let result = dispatch(&mut ctx, name, args);
         st.engine.cancel = Cancel::new();
+        drop(guard);
+        if tools().iter().any(|t| t.name == name && !t.read_only) {
+            super::subscriptions::wrote();
+        }
         let shown = clip(name, MAX_ECHO_CHARS);
         match &result {
             Ok(out) => tracing::debug!(tool = %shown, is_error = out.is_error, "tool call"),

@@ -2,7 +2,8 @@
 //! docs/mcp.md "Resources and subscriptions"). `resources/subscribe` on a
 //! task or view URI adds an entry; while the session holds at least one, ONE
 //! background task per session polls the store's change counter
-//! ([`crate::store::changes::ChangeCounter`]) every [`POLL_INTERVAL`]. When it
+//! ([`crate::store::changes::ChangeCounter`]) every [`POLL_INTERVAL`], and at
+//! once after a writing tool call of this process ([`wrote`]). When it
 //! moved, one statement names the subscribed tasks that events touched since
 //! the last poll, and each gets `notifications/resources/updated`; each
 //! subscribed view is re-run and notified when its text changed (views are
@@ -33,8 +34,22 @@ use super::server::{CairnServer, Launch, RootsPolicy, State};
 use crate::session::Capability;
 use crate::store::changes::ChangeCounter;
 
-/// How often the change counter is read while a subscription exists.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
+/// How often the change counter is read while a subscription exists: the
+/// longest another process's write waits to be heard (issue 22: within
+/// 100 ms).
+pub const POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// This process's writes: a generation bumped after every writing tool call
+/// ([`wrote`]), which wakes every watcher at once, so a session hears its
+/// own process's writes without waiting for the next poll.
+static LOCAL_WRITES: std::sync::LazyLock<tokio::sync::watch::Sender<u64>> =
+    std::sync::LazyLock::new(|| tokio::sync::watch::Sender::new(0));
+
+/// Says that a tool call of this process committed (or may have): every
+/// watcher polls now instead of at its next tick.
+pub fn wrote() {
+    LOCAL_WRITES.send_modify(|g| *g = g.wrapping_add(1));
+}
 
 /// How often subscribed views are re-run even when nothing committed.
 pub const VIEW_REFRESH: Duration = Duration::from_secs(5);
@@ -569,7 +584,8 @@ enum Poll {
     Gone,
 }
 
-/// The watcher: every [`POLL_INTERVAL`] a [`Subscriptions::poll`] on the
+/// The watcher: every [`POLL_INTERVAL`], and at once after a write of this
+/// process ([`wrote`]), a [`Subscriptions::poll`] on the
 /// blocking pool, then one notification per URI it names. Ends on `stop`,
 /// a closed transport, a failed send, or a session that went away.
 async fn watch(
@@ -581,11 +597,16 @@ async fn watch(
 ) {
     let mut counter = Some(counter);
     let mut views_at = Instant::now();
+    let mut local = LOCAL_WRITES.subscribe();
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
             _ = tokio::time::sleep(POLL_INTERVAL) => {}
+            // A write of this process: poll now (a missed wake-up cannot
+            // happen: `changed` remembers the generation last seen).
+            _ = local.changed() => {}
         }
+        local.mark_unchanged();
         if outlet.closed() {
             break;
         }
