@@ -22,8 +22,10 @@
 //!    re-created under the same name, or whose grants changed since the
 //!    session opened (the session is closed: it never keeps grants its
 //!    token no longer has);
-//! 8. capacity: a request that would open a session (a POST without
-//!    `Mcp-Session-Id`) when `--max-sessions` are open is `503`.
+//! 8. capacity: a request that would open a session (an `initialize` POST
+//!    without `Mcp-Session-Id`) when `--max-sessions` are open is `503`;
+//!    one whose token already holds [`token_session_cap`] sessions (half of
+//!    them) is `429`. A stateless (2026-07-28) request opens no session.
 //!
 //! The request then runs inside [`IDENTITY`]'s scope, so the service factory
 //! of [`super::http`] builds each session's `CairnServer` with the token's
@@ -142,6 +144,8 @@ pub struct Gate {
     owners: Arc<Mutex<HashMap<String, Owner>>>,
     /// Session-opening requests in flight (counted against the limit).
     opening: Arc<AtomicUsize>,
+    /// The same, per token name (counted against [`token_session_cap`]).
+    opening_by: Arc<Mutex<HashMap<String, usize>>>,
     /// The servers of stateless agents, one per token.
     agents: Arc<StatelessAgents>,
 }
@@ -334,6 +338,7 @@ impl Gate {
             sessions,
             owners: Arc::new(Mutex::new(HashMap::new())),
             opening: Arc::new(AtomicUsize::new(0)),
+            opening_by: Arc::new(Mutex::new(HashMap::new())),
             agents,
         }
     }
@@ -571,10 +576,18 @@ impl Gate {
             && req.method() == http::Method::POST
             && method.as_deref() != Some("initialize");
         let opens = session.is_none() && req.method() == http::Method::POST && !identity.stateless;
+        let capped = opens && self.config.tokens.is_some();
         if opens {
             let pending = self.opening.fetch_add(1, Ordering::SeqCst);
-            let open = self.sessions.sessions.read().await.len();
-            if open + pending >= self.config.max_sessions {
+            let live: Vec<String> = self
+                .sessions
+                .sessions
+                .read()
+                .await
+                .keys()
+                .map(|k| k.to_string())
+                .collect();
+            if live.len() + pending >= self.config.max_sessions {
                 self.opening.fetch_sub(1, Ordering::SeqCst);
                 return text_response(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -584,7 +597,34 @@ impl Gate {
                     ),
                 );
             }
+            if capped {
+                let cap = token_session_cap(self.config.max_sessions);
+                let held = {
+                    let m = lock_map(&self.owners);
+                    live.iter()
+                        .filter(|id| m.get(*id).is_some_and(|o| o.name == identity.name))
+                        .count()
+                };
+                let mine = {
+                    let mut by = lock_map(&self.opening_by);
+                    let n = by.entry(identity.name.clone()).or_insert(0);
+                    *n += 1;
+                    *n - 1
+                };
+                if held + mine >= cap {
+                    self.opening.fetch_sub(1, Ordering::SeqCst);
+                    self.done_opening(&identity.name);
+                    return text_response(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        &format!(
+                            "The token {} already holds {cap} sessions, the most one token may (half of --max-sessions); close one, or give each agent its own token (cairn token create NAME).",
+                            identity.name
+                        ),
+                    );
+                }
+            }
         }
+        let token_name = identity.name.clone();
         let deleting = req.method() == http::Method::DELETE;
         let owner = Owner {
             name: identity.name.clone(),
@@ -599,6 +639,9 @@ impl Gate {
         };
         if opens {
             self.opening.fetch_sub(1, Ordering::SeqCst);
+            if capped {
+                self.done_opening(&token_name);
+            }
             if let Some(id) = response
                 .headers()
                 .get(SESSION_HEADER)
@@ -617,6 +660,17 @@ impl Gate {
             };
         }
         response
+    }
+
+    /// One session-opening request of token `name` finished.
+    fn done_opening(&self, name: &str) {
+        let mut by = lock_map(&self.opening_by);
+        if let Some(n) = by.get_mut(name) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                by.remove(name);
+            }
+        }
     }
 
     /// Records that session `id` belongs to `owner`, dropping records
@@ -649,6 +703,21 @@ impl Gate {
             m.retain(|k, _| live.contains(k));
         }
         m.insert(id.to_string(), owner);
+    }
+}
+
+/// The most sessions one token may hold open at once: half of
+/// `--max-sessions` (at least 1), so one token never holds every slot
+/// (issue 22). Only with tokens; under `--no-auth` every session is
+/// `anonymous` and only `--max-sessions` applies.
+pub fn token_session_cap(max_sessions: usize) -> usize {
+    (max_sessions / 2).max(1)
+}
+
+fn lock_map<K, V>(m: &Mutex<HashMap<K, V>>) -> std::sync::MutexGuard<'_, HashMap<K, V>> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
     }
 }
 
