@@ -426,6 +426,39 @@ fn server_discover_answers_without_initialize() {
     );
     let r = w.reply(2, Duration::from_secs(10));
     assert_eq!(Wire::text(&r), "0");
+    // Methods the 2026-07-28 revision removed are -32601 in such a request,
+    // saying what replaces them (typed or not).
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "wire", "version": "0"}});
+    for (id, method, params, message) in [
+        (
+            3,
+            "logging/setLevel",
+            json!({"level": "info", "_meta": meta}),
+            "logging/setLevel is not part of the 2026-07-28 protocol this request names; send io.modelcontextprotocol/logLevel in each request's _meta.",
+        ),
+        (
+            4,
+            "logging/setLevel",
+            json!({"_meta": meta}),
+            "logging/setLevel is not part of the 2026-07-28 protocol this request names; send io.modelcontextprotocol/logLevel in each request's _meta.",
+        ),
+        (
+            5,
+            "resources/subscribe",
+            json!({"_meta": meta}),
+            "resources/subscribe is not part of the 2026-07-28 protocol this request names; open a subscriptions/listen stream.",
+        ),
+    ] {
+        w.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        assert_eq!(
+            w.reply(id, Duration::from_secs(10)),
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": message}}),
+            "{method}"
+        );
+    }
     w.close();
 }
 

@@ -11,9 +11,9 @@ use rmcp::model::{
     ContentBlock, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
     GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResourceContents, Role, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
+    PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResourceContents, Role, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -36,6 +36,14 @@ impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         self.0.cancel();
     }
+}
+
+/// Whether `context`'s request speaks the 2026-07-28 protocol (its `_meta`
+/// names it, or its session opened on it).
+fn modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
 impl CairnServer {
@@ -167,8 +175,13 @@ impl ServerHandler for CairnServer {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if modern(&context)
+            && let Some(e) = removed_in_2026("logging/setLevel")
+        {
+            return Err(e);
+        }
         self.log_level.set(request.level);
         Ok(())
     }
@@ -180,9 +193,14 @@ impl ServerHandler for CairnServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
         tracing::debug!(method = %request.method, "untyped request");
+        if modern(&context)
+            && let Some(e) = removed_in_2026(&request.method)
+        {
+            return Err(e);
+        }
         Err(untyped_request_error(&request.method))
     }
 

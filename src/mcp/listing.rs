@@ -79,6 +79,26 @@ pub fn untyped_request_error(method: &str) -> McpError {
     }
 }
 
+/// The `-32601` for a 2025-11-25 method asked in a 2026-07-28 request (the
+/// revision removed it; the conformance suite's SEP-2575 checks), saying
+/// what replaces it; `None` for any other method.
+pub fn removed_in_2026(method: &str) -> Option<McpError> {
+    let instead = match method {
+        "initialize" => {
+            "call server/discover, and send protocolVersion, clientInfo and clientCapabilities in each request's _meta"
+        }
+        "ping" => "call server/discover to check the server",
+        "logging/setLevel" => "send io.modelcontextprotocol/logLevel in each request's _meta",
+        "resources/subscribe" | "resources/unsubscribe" => "open a subscriptions/listen stream",
+        _ => return None,
+    };
+    Some(McpError::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("{method} is not part of the 2026-07-28 protocol this request names; {instead}."),
+        None,
+    ))
+}
+
 /// `-32601` for a method this server does not serve:
 /// `Method not found: METHOD. This server serves initialize, server/discover, ….`
 pub fn method_not_found(method: &str) -> McpError {

@@ -34,7 +34,7 @@ use crate::tq::engine::{Cancel, Engine};
 
 pub use super::listing::{
     SERVED_METHODS, mcp_prompts, mcp_resources, mcp_tool, method_not_found, protocol_fault,
-    titled_tool, untyped_request_error,
+    removed_in_2026, titled_tool, untyped_request_error,
 };
 pub(crate) use super::roots::Launch;
 pub use super::roots::{ROOTS_TIMEOUT, RootsPolicy, file_root};
