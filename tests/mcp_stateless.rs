@@ -179,8 +179,11 @@ async fn a_stateless_agent_claims_renews_and_completes_as_its_token() {
         ok(&r, "task_query_write", claim).await,
         "No matching tasks."
     );
-    let release = json!({"query": format!("(-> (task \"{slug}\") (:release!) (:ids))")});
-    mcpfx::call_tool(&r, "task_query_write", release).await;
+    let release = json!({"query": "(-> (node \"stateless-work\") (:release!) (:ids))"});
+    assert_eq!(
+        ok(&r, "task_query_write", release).await,
+        format!("1 task:\n- {slug}")
+    );
     let got = ok(&r, "task_get", json!({"task_id": slug})).await;
     assert_eq!(claimed_line(&got), "  claimed: builder");
     assert_eq!(

@@ -4,8 +4,11 @@ negotiates the 2026-07-28 protocol (`server/discover`, per-request `_meta`),
 drives `cairn serve` over stdio and `cairn serve --http` over Streamable
 HTTP: lists tools, calls one, opens `subscriptions/listen` on two task URIs
 and a view, hears a write made by a SECOND process to a listened task, and
-does not hear a write to a task it did not listen to. Exits non-zero on any
-mismatch.
+does not hear a write to a task it did not listen to. Then, with bearer
+tokens, identity by token: a claim made by one `Client` of the token
+`builder` is renewed and completed by ANOTHER `Client` of that token (no
+session joins them), and the token `reviewer` sees nothing in its `(mine)`.
+Exits non-zero on any mismatch.
 
 Usage: python tests/interop/story_2026.py [PATH-TO-CAIRN-BINARY]
 """
@@ -18,7 +21,9 @@ import subprocess
 import sys
 import tempfile
 
+import httpx2
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
 
 import story
 
@@ -86,6 +91,37 @@ async def over_http(url, cairn, db):
         await listen_story("http", client, cairn, db)
 
 
+def with_token(url, token):
+    """A `Client` of `url` presenting `token`."""
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"})
+    return Client(streamable_http_client(url, http_client=http))
+
+
+async def identity_story(url, builder, reviewer):
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    slug = f"{today}-token-work"
+    claim = {"query": "(-> (current) (:claim! 900) (:select :claimed-by))"}
+    mine = {"query": "(-> (mine) (:ids))"}
+    async with with_token(url, builder) as b:
+        check("token: 2026-07-28", b.protocol_version, "2026-07-28")
+        made = await b.call_tool("task_create", {"name": "token work"})
+        check("token: created", made.content[0].text, f"Created {slug}.")
+        got = await b.call_tool("task_query_write", claim)
+        check("token: claimed as the token's name", got.content[0].text,
+              f"1 task:\n- {slug}  claimed-by=builder")
+    async with with_token(url, builder) as b2:
+        got = await b2.call_tool("task_query", mine)
+        check("token: another Client of the token sees it in (mine)", got.content[0].text,
+              f"1 task:\n- {slug}")
+        got = await b2.call_tool("task_query_write", {"query": "(-> (mine) (:claim! 1800) (:ids))"})
+        check("token: and renews it", got.content[0].text, f"1 task:\n- {slug}")
+        async with with_token(url, reviewer) as r:
+            got = await r.call_tool("task_query", mine)
+            check("token: the second token's (mine) is empty", got.content[0].text, "No matching tasks.")
+        got = await b2.call_tool("task_update_status", {"task_id": slug, "status": "completed"})
+        check("token: and completes it", got.content[0].text, f"{slug} is now completed.")
+
+
 def main():
     cairn = story.binary()
     with tempfile.TemporaryDirectory() as project:
@@ -102,6 +138,23 @@ def main():
             line = srv.stderr.readline()
             url = line[line.index("http://"):].split(" ")[0]
             asyncio.run(over_http(url, cairn, db))
+        finally:
+            srv.terminate()
+            srv.wait(timeout=30)
+
+        def token(name):
+            return subprocess.run([cairn, "--db", db, "token", "create", name, "--grant",
+                                   "read,observe,write"], env=env, check=True,
+                                  capture_output=True, text=True).stdout.strip()
+
+        builder, reviewer = token("builder"), token("reviewer")
+        srv = subprocess.Popen([cairn, "--db", db, "serve", "--http", "127.0.0.1:0"],
+                               env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+        try:
+            line = srv.stderr.readline()
+            url = line[line.index("http://"):].split(" ")[0]
+            asyncio.run(identity_story(url, builder, reviewer))
         finally:
             srv.terminate()
             srv.wait(timeout=30)
