@@ -315,10 +315,14 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
             .iter()
             .map(|h| h.trim().to_ascii_lowercase()),
     );
-    let tokens = (!opts.no_auth).then(|| match &opts.pg {
-        Some(t) => TokenSource::pg(t),
-        None => TokenSource::File(super::http_tokens::tokens_path(&opts.db)),
-    });
+    let tokens = match (&opts.pg, opts.no_auth) {
+        (_, true) => None,
+        (Some(t), false) => Some(TokenSource::pg(t)),
+        (None, false) => Some(
+            tokio::task::block_in_place(|| TokenSource::sqlite(&opts.db))
+                .map_err(|e| HttpError::Io(e.to_string()))?,
+        ),
+    };
     let pg = opts.pg.clone();
     let ct = CancellationToken::new();
     let sessions = Arc::new(LocalSessionManager::default());
@@ -353,6 +357,7 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
     );
     let auth = match &tokens {
         Some(TokenSource::File(p)) => format!("bearer tokens from {}", p.display()),
+        Some(TokenSource::Sqlite(..)) => "bearer tokens from the store's tokens table".to_string(),
         Some(TokenSource::Pg(..)) => "bearer tokens from the tokens table".to_string(),
         None => "no auth (loopback only)".to_string(),
     };

@@ -9,8 +9,9 @@
 //!    be on the allow list (loopback names plus `--allow-host`), else `403`;
 //! 4. a declared body over the limit (8 MiB): `413` before reading it (rmcp
 //!    enforces the same limit while streaming a body without a length);
-//! 5. bearer auth: `Authorization: Bearer TOKEN` whose SHA-256 is in the
-//!    token file, read on every request so a revocation takes effect at once;
+//! 5. bearer auth: `Authorization: Bearer TOKEN` whose SHA-256 is a live
+//!    token of the store's `tokens` table (issue 22; PostgreSQL: its schema's
+//!    table), read on every request so a revocation takes effect at once;
 //!    else `401` with `WWW-Authenticate: Bearer`;
 //! 6. a POST body is read whole within the body timeout (else `408`) and
 //!    the limit (else `413`); it must be JSON (else `400` with JSON-RPC
@@ -454,7 +455,12 @@ impl Gate {
             }
         };
         match file.lookup(presented) {
-            Some(entry) => Ok(self.identity_of(entry)),
+            Some(entry) => {
+                if matches!(src, TokenSource::Sqlite(..)) {
+                    tokio::task::block_in_place(|| src.touch(&entry.sha256));
+                }
+                Ok(self.identity_of(entry))
+            }
             None => Err(Box::new(unauthorized(
                 "The bearer token is not valid (unknown or revoked).",
                 true,
@@ -788,7 +794,7 @@ impl StatelessAgents {
 fn load_tokens(src: &TokenSource) -> Result<TokenFile, http_tokens::TokenError> {
     match src {
         TokenSource::File(p) => http_tokens::load(p),
-        TokenSource::Pg(..) => tokio::task::block_in_place(|| src.load()),
+        TokenSource::Sqlite(..) | TokenSource::Pg(..) => tokio::task::block_in_place(|| src.load()),
     }
 }
 
