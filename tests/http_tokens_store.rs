@@ -13,6 +13,16 @@ use cairn::store::Store;
 
 const BIN: &str = env!("CARGO_BIN_EXE_cairn");
 
+/// Kills the server when the test ends, passed or not.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 fn cairn(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(BIN)
         .args(args)
@@ -79,6 +89,7 @@ fn a_side_file_moves_into_the_store_once_and_keeps_working() {
         .spawn()
         .unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
+    let _server = Killed(child);
     let mut line = String::new();
     err.read_line(&mut line).unwrap();
     assert!(
@@ -135,6 +146,4 @@ fn a_side_file_moves_into_the_store_once_and_keeps_working() {
         rows.iter().filter(|r| r.revoked.is_some()).count() == 1,
         "{rows:?}"
     );
-    let _ = child.kill();
-    let _ = child.wait();
 }
