@@ -38,6 +38,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "pg/handle",
         "pg/read",
         "pg/tokens",
+        "tokens",
     ],
     &["split", "fold", "refold", "pg/fold"],
     &["write", "log/append", "pg/write"],

@@ -278,7 +278,10 @@ async fn malformed_tools_call_params_are_invalid_params() {
     );
     assert_eq!(
         raw_error_code(&c, "no/such", None).await,
-        (-32601, "no/such".to_string())
+        (
+            -32601,
+            "Method not found: no/such. This server serves initialize, server/discover, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/read, resources/templates/list, resources/subscribe, resources/unsubscribe, subscriptions/listen, logging/setLevel, completion/complete.".to_string()
+        )
     );
     c.cancel().await.unwrap();
 }

@@ -664,21 +664,34 @@ fn raw_chunked_post(addr: &str, auth: &str, body: &[u8]) -> String {
 async fn the_sixty_fifth_session_is_503() {
     let dir = repo();
     let t = token(dir.path(), "agent-1", "read");
+    let t2 = token(dir.path(), "agent-2", "read");
+    let t3 = token(dir.path(), "agent-3", "read");
     let srv = Server::start(dir.path(), &[]);
-    let auth = bearer(&t);
+    let (auth, auth2, auth3) = (bearer(&t), bearer(&t2), bearer(&t3));
     let mut ids = Vec::new();
-    for _ in 0..64 {
+    for _ in 0..32 {
         let (status, h, _) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
         assert_eq!(status, 200);
         ids.push(h["mcp-session-id"].to_str().unwrap().to_string());
     }
+    // Issue 22: one token holds at most half the slots.
     let (status, _, body) = post(&srv.url, &[("authorization", &auth)], initialize_body()).await;
+    assert_eq!(status, 429);
+    assert_eq!(
+        body,
+        "The token agent-1 already holds 32 sessions, the most one token may (half of --max-sessions); close one, or give each agent its own token (cairn token create NAME).\n"
+    );
+    for _ in 0..32 {
+        let (status, _, _) = post(&srv.url, &[("authorization", &auth2)], initialize_body()).await;
+        assert_eq!(status, 200);
+    }
+    let (status, _, body) = post(&srv.url, &[("authorization", &auth3)], initialize_body()).await;
     assert_eq!(status, 503);
     assert_eq!(
         body,
         "This server already holds its limit of 64 sessions; close one or start the server with a higher --max-sessions.\n"
     );
-    // Closing one makes room.
+    // Closing one makes room, for its own token too.
     assert_eq!(
         delete(
             &srv.url,
@@ -1243,12 +1256,18 @@ async fn sessions_are_capped_by_the_descriptor_limit() {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     let dir = repo();
     let t = token(dir.path(), "agent-1", "read,write");
+    // Three tokens in turn: one token may hold only half the slots.
+    let ts = [
+        t.clone(),
+        token(dir.path(), "agent-2", "read,write"),
+        token(dir.path(), "agent-3", "read,write"),
+    ];
     let srv = Server::spawn(dir.path(), &[], &[], Some(128));
     let mut open = Vec::new();
     let mut refused = 0;
-    for _ in 0..24 {
-        let cfg =
-            StreamableHttpClientTransportConfig::with_uri(srv.url.clone()).auth_header(t.clone());
+    for i in 0..24 {
+        let cfg = StreamableHttpClientTransportConfig::with_uri(srv.url.clone())
+            .auth_header(ts[i % 3].clone());
         match ().serve(StreamableHttpClientTransport::from_config(cfg)).await {
             Ok(c) => {
                 let c = Client(c);

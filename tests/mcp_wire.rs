@@ -426,6 +426,71 @@ fn server_discover_answers_without_initialize() {
     );
     let r = w.reply(2, Duration::from_secs(10));
     assert_eq!(Wire::text(&r), "0");
+    // Methods the 2026-07-28 revision removed are -32601 in such a request,
+    // saying what replaces them (typed or not).
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "wire", "version": "0"}});
+    for (id, method, params, message) in [
+        (
+            3,
+            "logging/setLevel",
+            json!({"level": "info", "_meta": meta}),
+            "logging/setLevel is not part of the 2026-07-28 protocol this request names; send io.modelcontextprotocol/logLevel in each request's _meta.",
+        ),
+        (
+            4,
+            "logging/setLevel",
+            json!({"_meta": meta}),
+            "logging/setLevel is not part of the 2026-07-28 protocol this request names; send io.modelcontextprotocol/logLevel in each request's _meta.",
+        ),
+        (
+            5,
+            "resources/subscribe",
+            json!({"_meta": meta}),
+            "resources/subscribe is not part of the 2026-07-28 protocol this request names; open a subscriptions/listen stream.",
+        ),
+    ] {
+        w.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        assert_eq!(
+            w.reply(id, Duration::from_secs(10)),
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": message}}),
+            "{method}"
+        );
+    }
+    w.close();
+}
+
+/// Issue 22 "JSON-RPC hygiene": a line whose id cannot be read is answered
+/// with `"id": null` (the member present), and an unknown method's message
+/// lists what the server serves; the connection keeps serving.
+#[test]
+fn parse_errors_carry_a_null_id_and_unknown_methods_list_the_served_ones() {
+    let dir = repo();
+    let mut w = Wire::spawn(dir.path());
+    w.raw(b"{not json");
+    let v = w.lines.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(
+        v,
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700,
+            "message": "Parse error: key must be a string at line 1 column 2."}})
+    );
+    w.raw(b"[]");
+    let v = w.lines.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(
+        v,
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600,
+            "message": "Invalid Request: a message is one JSON-RPC object (batches are not supported)."}})
+    );
+    w.send(&json!({"jsonrpc": "2.0", "id": 5, "method": "tasks/frobnicate"}));
+    assert_eq!(
+        w.reply(5, Duration::from_secs(10)),
+        json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32601,
+            "message": "Method not found: tasks/frobnicate. This server serves initialize, server/discover, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/read, resources/templates/list, resources/subscribe, resources/unsubscribe, subscriptions/listen, logging/setLevel, completion/complete."}})
+    );
+    w.call(6, "task_query", json!({"query": "(-> (all) (:count))"}));
+    assert_eq!(Wire::text(&w.reply(6, Duration::from_secs(10))), "0");
     w.close();
 }
 

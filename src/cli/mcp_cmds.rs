@@ -80,7 +80,8 @@ pub enum TokenAction {
     },
 }
 
-/// `cairn token create|list|revoke` on the token file of the resolved store.
+/// `cairn token create|list|revoke` on the tokens table of the resolved
+/// store (after moving an old side file into it, once).
 /// `create` prints the token alone on stdout (and a reminder on stderr).
 pub(super) fn token_cmd(
     flag: Option<&Path>,
@@ -91,7 +92,7 @@ pub(super) fn token_cmd(
         Some(t) => http_tokens::TokenSource::pg(t),
         None => {
             let loc = location::resolve_from_env(flag)?;
-            http_tokens::TokenSource::File(http_tokens::tokens_path(&loc.db))
+            http_tokens::TokenSource::sqlite(&loc.db)?
         }
     };
     match action {

@@ -301,7 +301,7 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
         http: mcp_cmds::HttpArgs,
     },
     /// Manage the bearer tokens of `cairn serve --http` (stored hashed in
-    /// cairn.db.tokens next to the store, never in git).
+    /// the store's tokens table, never in git).
     #[command(display_order = 27)]
     Token {
         /// create, list or revoke.

@@ -11,11 +11,11 @@ use rmcp::model::{
     ContentBlock, CustomRequest, CustomResult, GetPromptRequestParams, GetPromptResponse,
     GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    PromptMessage, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ResourceContents, Role, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, UnsubscribeRequestParams,
+    PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ResourceContents, Role, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use serde_json::Value;
 
@@ -35,6 +35,32 @@ struct CancelOnDrop(Cancel);
 impl Drop for CancelOnDrop {
     fn drop(&mut self) {
         self.0.cancel();
+    }
+}
+
+/// Whether `context`'s request speaks the 2026-07-28 protocol (its `_meta`
+/// names it, or its session opened on it).
+fn modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+impl CairnServer {
+    /// Names a session that has no agent yet from the request's client
+    /// (`clientInfo.name` plus the session's short id, as `initialize`
+    /// does): a 2026-07-28 client over stdio never calls `initialize`, and
+    /// sends its `clientInfo` in every request's `_meta`.
+    fn name_agent(&self, context: &RequestContext<RoleServer>) {
+        let mut st = self.lock();
+        if st.session.agent.is_some() {
+            return;
+        }
+        if let Some(info) = context.client_info() {
+            let agent = client_agent_name(&info.name, &st.session.short_id());
+            tracing::info!(agent = %agent, "session opened");
+            st.session.agent = Some(agent);
+        }
     }
 }
 
@@ -75,6 +101,18 @@ impl ServerHandler for CairnServer {
         self.negotiate_initialize(&request)
     }
 
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(self.accepted_filter(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.name_agent(context.request_context());
+        self.listen_stream(context).await
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -88,6 +126,7 @@ impl ServerHandler for CairnServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        self.name_agent(&context);
         let roots_logs = self.refresh_roots(&context.peer).await;
         self.forward_logs(&context.peer, roots_logs).await;
         let name = request.name.to_string();
@@ -136,8 +175,13 @@ impl ServerHandler for CairnServer {
     async fn set_level(
         &self,
         request: SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if modern(&context)
+            && let Some(e) = removed_in_2026("logging/setLevel")
+        {
+            return Err(e);
+        }
         self.log_level.set(request.level);
         Ok(())
     }
@@ -149,9 +193,14 @@ impl ServerHandler for CairnServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
         tracing::debug!(method = %request.method, "untyped request");
+        if modern(&context)
+            && let Some(e) = removed_in_2026(&request.method)
+        {
+            return Err(e);
+        }
         Err(untyped_request_error(&request.method))
     }
 
@@ -226,6 +275,7 @@ impl ServerHandler for CairnServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        self.name_agent(&context);
         let Some(p) = by_uri(&request.uri) else {
             let roots_logs = self.refresh_roots(&context.peer).await;
             self.forward_logs(&context.peer, roots_logs).await;

@@ -31,7 +31,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use super::http_gate::{Gate, GateConfig, IDENTITY, LOOPBACK_HOSTS, MAX_BODY_BYTES, MCP_PATH};
+use super::http_gate::{
+    Gate, GateConfig, IDENTITY, Identity, LOOPBACK_HOSTS, MAX_BODY_BYTES, MCP_PATH, StatelessAgents,
+};
 use super::serve::init_tracing;
 use super::server::{CairnServer, State};
 use crate::session::{Capability, Session};
@@ -313,10 +315,14 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
             .iter()
             .map(|h| h.trim().to_ascii_lowercase()),
     );
-    let tokens = (!opts.no_auth).then(|| match &opts.pg {
-        Some(t) => TokenSource::pg(t),
-        None => TokenSource::File(super::http_tokens::tokens_path(&opts.db)),
-    });
+    let tokens = match (&opts.pg, opts.no_auth) {
+        (_, true) => None,
+        (Some(t), false) => Some(TokenSource::pg(t)),
+        (None, false) => Some(
+            tokio::task::block_in_place(|| TokenSource::sqlite(&opts.db))
+                .map_err(|e| HttpError::Io(e.to_string()))?,
+        ),
+    };
     let pg = opts.pg.clone();
     let ct = CancellationToken::new();
     let sessions = Arc::new(LocalSessionManager::default());
@@ -325,27 +331,16 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         .with_max_request_body_bytes(MAX_BODY_BYTES)
         .with_cancellation_token(ct.clone());
     let (db, root) = (opts.db.clone(), opts.root.clone());
+    let agents = Arc::new(StatelessAgents::default());
+    let stateless = agents.clone();
     let factory = move || -> Result<CairnServer, std::io::Error> {
         let identity = IDENTITY
             .try_with(|i| i.clone())
             .map_err(|_| std::io::Error::other("no identity for this request"))?;
-        // A PostgreSQL connection is opened off the async workers.
-        let store = match &pg {
-            Some(t) => crate::store::Db::Pg(
-                tokio::task::block_in_place(|| crate::store::pg::PgStore::open(t))
-                    .map_err(std::io::Error::other)?,
-            ),
-            None => crate::store::Db::Sqlite(Store::open(&db).map_err(std::io::Error::other)?),
-        };
-        let mut session = Session::with_grants(identity.grants);
-        session.agent = Some(format!("{}/{}", identity.name, session.short_id()));
-        tracing::info!(agent = session.agent.as_deref(), "session opened");
-        Ok(CairnServer::new(State {
-            store,
-            session,
-            engine: Engine::new(),
-            root: root.clone(),
-        }))
+        if identity.stateless {
+            return stateless.server_for(&identity, || open_server(&identity, &pg, &db, &root));
+        }
+        open_server(&identity, &pg, &db, &root)
     };
     let service = StreamableHttpService::new(factory, sessions.clone(), config);
     let gate = Gate::new(
@@ -358,9 +353,11 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         },
         service,
         sessions,
+        agents,
     );
     let auth = match &tokens {
         Some(TokenSource::File(p)) => format!("bearer tokens from {}", p.display()),
+        Some(TokenSource::Sqlite(..)) => "bearer tokens from the store's tokens table".to_string(),
         Some(TokenSource::Pg(..)) => "bearer tokens from the tokens table".to_string(),
         None => "no auth (loopback only)".to_string(),
     };
@@ -457,6 +454,43 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         tracing::warn!("some connections did not close within {DRAIN:?}");
     }
     Ok(())
+}
+
+/// The server of one HTTP session, or of a token's stateless agent: the
+/// store opened for it (PostgreSQL off the async workers), the token's
+/// grants, and its agent: `TOKEN-NAME/xxxx` for a session, the token's name
+/// itself for stateless requests (docs/mcp.md "Identity by token").
+/// Errors: the store's.
+fn open_server(
+    identity: &Identity,
+    pg: &Option<crate::store::pg::PgTarget>,
+    db: &std::path::Path,
+    root: &std::path::Path,
+) -> Result<CairnServer, std::io::Error> {
+    let store = match pg {
+        Some(t) => crate::store::Db::Pg(
+            tokio::task::block_in_place(|| crate::store::pg::PgStore::open(t))
+                .map_err(std::io::Error::other)?,
+        ),
+        None => crate::store::Db::Sqlite(Store::open(db).map_err(std::io::Error::other)?),
+    };
+    let mut session = Session::with_grants(identity.grants.clone());
+    session.agent = Some(if identity.stateless {
+        identity.name.clone()
+    } else {
+        format!("{}/{}", identity.name, session.short_id())
+    });
+    tracing::info!(
+        agent = session.agent.as_deref(),
+        stateless = identity.stateless,
+        "session opened"
+    );
+    Ok(CairnServer::new(State {
+        store,
+        session,
+        engine: Engine::new(),
+        root: root.to_path_buf(),
+    }))
 }
 
 /// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.

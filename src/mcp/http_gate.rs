@@ -9,8 +9,9 @@
 //!    be on the allow list (loopback names plus `--allow-host`), else `403`;
 //! 4. a declared body over the limit (8 MiB): `413` before reading it (rmcp
 //!    enforces the same limit while streaming a body without a length);
-//! 5. bearer auth: `Authorization: Bearer TOKEN` whose SHA-256 is in the
-//!    token file, read on every request so a revocation takes effect at once;
+//! 5. bearer auth: `Authorization: Bearer TOKEN` whose SHA-256 is a live
+//!    token of the store's `tokens` table (issue 22; PostgreSQL: its schema's
+//!    table), read on every request so a revocation takes effect at once;
 //!    else `401` with `WWW-Authenticate: Bearer`;
 //! 6. a POST body is read whole within the body timeout (else `408`) and
 //!    the limit (else `413`); it must be JSON (else `400` with JSON-RPC
@@ -22,8 +23,10 @@
 //!    re-created under the same name, or whose grants changed since the
 //!    session opened (the session is closed: it never keeps grants its
 //!    token no longer has);
-//! 8. capacity: a request that would open a session (a POST without
-//!    `Mcp-Session-Id`) when `--max-sessions` are open is `503`.
+//! 8. capacity: a request that would open a session (an `initialize` POST
+//!    without `Mcp-Session-Id`) when `--max-sessions` are open is `503`;
+//!    one whose token already holds [`token_session_cap`] sessions (half of
+//!    them) is `429`. A stateless (2026-07-28) request opens no session.
 //!
 //! The request then runs inside [`IDENTITY`]'s scope, so the service factory
 //! of [`super::http`] builds each session's `CairnServer` with the token's
@@ -76,6 +79,10 @@ pub struct Identity {
     /// The SHA-256 (hex) of the token presented, which tells a token from a
     /// later one under the same name; `None` under `--no-auth`.
     pub token: Option<String>,
+    /// The request is a stateless one (2026-07-28): a POST without
+    /// `Mcp-Session-Id` that is not `initialize`. Its agent is the token
+    /// itself ([`StatelessAgents`]).
+    pub stateless: bool,
 }
 
 /// Who opened a session: checked against every later request's [`Identity`].
@@ -138,6 +145,10 @@ pub struct Gate {
     owners: Arc<Mutex<HashMap<String, Owner>>>,
     /// Session-opening requests in flight (counted against the limit).
     opening: Arc<AtomicUsize>,
+    /// The same, per token name (counted against [`token_session_cap`]).
+    opening_by: Arc<Mutex<HashMap<String, usize>>>,
+    /// The servers of stateless agents, one per token.
+    agents: Arc<StatelessAgents>,
 }
 
 /// A plain-text response: `status`, one sentence and a newline.
@@ -320,6 +331,7 @@ impl Gate {
         config: GateConfig,
         inner: StreamableHttpService<CairnServer, LocalSessionManager>,
         sessions: Arc<LocalSessionManager>,
+        agents: Arc<StatelessAgents>,
     ) -> Gate {
         Gate {
             config: Arc::new(config),
@@ -327,6 +339,8 @@ impl Gate {
             sessions,
             owners: Arc::new(Mutex::new(HashMap::new())),
             opening: Arc::new(AtomicUsize::new(0)),
+            opening_by: Arc::new(Mutex::new(HashMap::new())),
+            agents,
         }
     }
 
@@ -341,6 +355,7 @@ impl Gate {
                 .copied()
                 .collect(),
             token: Some(entry.sha256.clone()),
+            stateless: false,
         }
     }
 
@@ -357,6 +372,19 @@ impl Gate {
         let Ok(file) = load_tokens(src) else {
             return 0;
         };
+        let ended = self.agents.sweep(|owner| {
+            let current = owner
+                .token
+                .as_deref()
+                .and_then(|h| file.tokens.iter().find(|t| t.sha256 == h));
+            current.is_some_and(|entry| session_refusal(owner, &self.identity_of(entry)).is_none())
+        });
+        if ended > 0 {
+            tracing::info!(
+                agents = ended,
+                "ended the stateless agents (and their streams) of revoked or changed tokens"
+            );
+        }
         let live: Vec<String> = self
             .sessions
             .sessions
@@ -407,6 +435,7 @@ impl Gate {
                 name: "anonymous".to_string(),
                 grants: self.config.grants.clone(),
                 token: None,
+                stateless: false,
             });
         };
         let Some(presented) = bearer(headers) else {
@@ -426,7 +455,12 @@ impl Gate {
             }
         };
         match file.lookup(presented) {
-            Some(entry) => Ok(self.identity_of(entry)),
+            Some(entry) => {
+                if matches!(src, TokenSource::Sqlite(..)) {
+                    tokio::task::block_in_place(|| src.touch(&entry.sha256));
+                }
+                Ok(self.identity_of(entry))
+            }
             None => Err(Box::new(unauthorized(
                 "The bearer token is not valid (unknown or revoked).",
                 true,
@@ -462,7 +496,7 @@ impl Gate {
                 "The request body is over the 8 MiB limit.",
             );
         }
-        let identity = match self.authenticate(req.headers()) {
+        let mut identity = match self.authenticate(req.headers()) {
             Ok(i) => i,
             Err(r) => return *r,
         };
@@ -501,6 +535,7 @@ impl Gate {
         } else {
             Bytes::new()
         };
+        let mut method = None;
         if parts.method == http::Method::POST {
             match serde_json::from_slice::<serde_json::Value>(&bytes) {
                 Err(e) => return parse_error(&e.to_string()),
@@ -508,6 +543,7 @@ impl Gate {
                     if let Some(message) = invalid_request(&v) {
                         return jsonrpc_error(-32600, &message);
                     }
+                    method = v.get("method").and_then(|m| m.as_str()).map(str::to_string);
                 }
             }
         }
@@ -540,11 +576,24 @@ impl Gate {
                 return text_response(StatusCode::FORBIDDEN, &sentence);
             }
         }
-        let opens = session.is_none() && req.method() == http::Method::POST;
+        // A POST without a session that is not `initialize` opens none: rmcp
+        // serves it statelessly (2026-07-28) or refuses it.
+        identity.stateless = session.is_none()
+            && req.method() == http::Method::POST
+            && method.as_deref() != Some("initialize");
+        let opens = session.is_none() && req.method() == http::Method::POST && !identity.stateless;
+        let capped = opens && self.config.tokens.is_some();
         if opens {
             let pending = self.opening.fetch_add(1, Ordering::SeqCst);
-            let open = self.sessions.sessions.read().await.len();
-            if open + pending >= self.config.max_sessions {
+            let live: Vec<String> = self
+                .sessions
+                .sessions
+                .read()
+                .await
+                .keys()
+                .map(|k| k.to_string())
+                .collect();
+            if live.len() + pending >= self.config.max_sessions {
                 self.opening.fetch_sub(1, Ordering::SeqCst);
                 return text_response(
                     StatusCode::SERVICE_UNAVAILABLE,
@@ -554,7 +603,34 @@ impl Gate {
                     ),
                 );
             }
+            if capped {
+                let cap = token_session_cap(self.config.max_sessions);
+                let held = {
+                    let m = lock_map(&self.owners);
+                    live.iter()
+                        .filter(|id| m.get(*id).is_some_and(|o| o.name == identity.name))
+                        .count()
+                };
+                let mine = {
+                    let mut by = lock_map(&self.opening_by);
+                    let n = by.entry(identity.name.clone()).or_insert(0);
+                    *n += 1;
+                    *n - 1
+                };
+                if held + mine >= cap {
+                    self.opening.fetch_sub(1, Ordering::SeqCst);
+                    self.done_opening(&identity.name);
+                    return text_response(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        &format!(
+                            "The token {} already holds {cap} sessions, the most one token may (half of --max-sessions); close one, or give each agent its own token (cairn token create NAME).",
+                            identity.name
+                        ),
+                    );
+                }
+            }
         }
+        let token_name = identity.name.clone();
         let deleting = req.method() == http::Method::DELETE;
         let owner = Owner {
             name: identity.name.clone(),
@@ -569,6 +645,9 @@ impl Gate {
         };
         if opens {
             self.opening.fetch_sub(1, Ordering::SeqCst);
+            if capped {
+                self.done_opening(&token_name);
+            }
             if let Some(id) = response
                 .headers()
                 .get(SESSION_HEADER)
@@ -587,6 +666,17 @@ impl Gate {
             };
         }
         response
+    }
+
+    /// One session-opening request of token `name` finished.
+    fn done_opening(&self, name: &str) {
+        let mut by = lock_map(&self.opening_by);
+        if let Some(n) = by.get_mut(name) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                by.remove(name);
+            }
+        }
     }
 
     /// Records that session `id` belongs to `owner`, dropping records
@@ -622,13 +712,89 @@ impl Gate {
     }
 }
 
+/// The most sessions one token may hold open at once: half of
+/// `--max-sessions` (at least 1), so one token never holds every slot
+/// (issue 22). Only with tokens; under `--no-auth` every session is
+/// `anonymous` and only `--max-sessions` applies.
+pub fn token_session_cap(max_sessions: usize) -> usize {
+    (max_sessions / 2).max(1)
+}
+
+fn lock_map<K, V>(m: &Mutex<HashMap<K, V>>) -> std::sync::MutexGuard<'_, HashMap<K, V>> {
+    match m.lock() {
+        Ok(g) => g,
+        Err(p) => p.into_inner(),
+    }
+}
+
+/// The servers of stateless (2026-07-28) HTTP agents, one per token name
+/// (docs/mcp.md "Identity by token"): every stateless request of a token is
+/// served by the same [`CairnServer`], whose agent is the token's name, so
+/// its claims, `(mine)` and current task carry from one request to the next.
+/// A token replaced under its name or whose grants changed gets a fresh
+/// server; [`StatelessAgents::sweep`] ends the servers of revoked tokens,
+/// closing their `subscriptions/listen` streams.
+#[derive(Default)]
+pub struct StatelessAgents {
+    servers: Mutex<HashMap<String, (Owner, CairnServer)>>,
+}
+
+impl StatelessAgents {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Owner, CairnServer)>> {
+        match self.servers.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// The server of `identity`'s token: the one already serving it, or a
+    /// new one from `make` (the old one, of a replaced token, is ended).
+    /// Errors: `make`'s.
+    pub fn server_for<E>(
+        &self,
+        identity: &Identity,
+        make: impl FnOnce() -> Result<CairnServer, E>,
+    ) -> Result<CairnServer, E> {
+        let owner = Owner {
+            name: identity.name.clone(),
+            token: identity.token.clone(),
+            grants: identity.grants.clone(),
+        };
+        let mut m = self.lock();
+        if let Some((held, server)) = m.get(&identity.name) {
+            if *held == owner {
+                return Ok(server.clone());
+            }
+            server.end();
+        }
+        let server = make()?;
+        m.insert(identity.name.clone(), (owner, server.clone()));
+        Ok(server)
+    }
+
+    /// Ends and forgets every server whose owner `keep` refuses (its token
+    /// was revoked, replaced, or its grants changed); how many.
+    fn sweep(&self, keep: impl Fn(&Owner) -> bool) -> usize {
+        let mut m = self.lock();
+        let before = m.len();
+        m.retain(|_, (owner, server)| {
+            let kept = keep(owner);
+            if !kept {
+                server.end();
+            }
+            kept
+        });
+        before - m.len()
+    }
+}
+
 /// The tokens of `src`: a file is read in place; the PostgreSQL table is
 /// read off the async workers (`block_in_place`: the server's runtime is
 /// multi-threaded). Errors: the source's.
 fn load_tokens(src: &TokenSource) -> Result<TokenFile, http_tokens::TokenError> {
     match src {
         TokenSource::File(p) => http_tokens::load(p),
-        TokenSource::Pg(..) => tokio::task::block_in_place(|| src.load()),
+        TokenSource::Sqlite(..) | TokenSource::Pg(..) => tokio::task::block_in_place(|| src.load()),
     }
 }
 
@@ -770,6 +936,7 @@ mod tests {
             name: "agent-1".to_string(),
             grants: grants(&[Capability::Read, Capability::Write]),
             token: Some("aaaa".to_string()),
+            stateless: false,
         };
         assert_eq!(session_refusal(&owner, &who), None);
         who.token = Some("bbbb".to_string());

@@ -20,6 +20,11 @@
 //! On a PostgreSQL store the same entries live in the schema's `tokens`
 //! table instead ([`TokenSource::Pg`], `store::pg::tokens`): one row per
 //! token, so every server on the database sees a revocation at once.
+//!
+//! Since issue 22 a SQLite store keeps its tokens in its own database too
+//! ([`TokenSource::Sqlite`], `store::tokens`: with last use and revocation
+//! time); the side file above is read once, to move it into the table
+//! ([`TokenSource::sqlite`]), and renamed `<db>.tokens.migrated`.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -29,12 +34,16 @@ use sha2::{Digest, Sha256};
 
 use crate::session::{Capability, parse_grants};
 
-/// Where a server's tokens live: the file beside a `cairn.db`, or the
-/// `tokens` table of a PostgreSQL schema.
+/// Where a server's tokens live: the `tokens` table of a SQLite store's
+/// database (issue 22), the side file beside a `cairn.db` (before issue 22;
+/// [`TokenSource::sqlite`] migrates it once), or the `tokens` table of a
+/// PostgreSQL schema.
 #[derive(Debug, Clone)]
 pub enum TokenSource {
-    /// `<db>.tokens`.
+    /// `<db>.tokens` (read by the migration; kept for its tests).
     File(PathBuf),
+    /// The `tokens` table of the SQLite store (one kept connection).
+    Sqlite(std::sync::Arc<SqliteTokens>),
     /// The schema's `tokens` table (reads over one kept connection).
     Pg(std::sync::Arc<crate::store::pg::tokens::TokenTable>),
 }
@@ -48,6 +57,124 @@ impl TokenSource {
     }
 }
 
+/// The `tokens` table of a SQLite store ([`crate::store::tokens`]): one
+/// connection, opened on first use, shared by the server's requests.
+#[derive(Debug)]
+pub struct SqliteTokens {
+    db: PathBuf,
+    store: std::sync::Mutex<Option<crate::store::Store>>,
+    /// When each hash's `last_used` was last written (at most once a
+    /// minute per token, so a busy agent does not write on every request).
+    touched: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
+}
+
+/// How often a token's `last_used` is written at most.
+const TOUCH_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Now, RFC 3339 UTC to the second.
+fn now_text() -> String {
+    time::OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .ok()
+        .and_then(|t| {
+            t.format(&time::format_description::well_known::Rfc3339)
+                .ok()
+        })
+        .unwrap_or_default()
+}
+
+impl SqliteTokens {
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&crate::store::Store) -> Result<T, crate::store::StoreError>,
+    ) -> Result<T, TokenError> {
+        let mut guard = match self.store.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        if guard.is_none() {
+            *guard = Some(crate::store::Store::open(&self.db)?);
+        }
+        match guard.as_ref() {
+            Some(store) => Ok(f(store)?),
+            None => Ok(f(&crate::store::Store::open(&self.db)?)?),
+        }
+    }
+
+    /// Moves the side file `<db>.tokens` into the table, once: its live
+    /// tokens are added (a name or hash already in the table is kept as it
+    /// is) and the file is renamed `<db>.tokens.migrated`. Nothing when
+    /// there is no side file. Errors: the file's, the store's.
+    fn migrate(&self) -> Result<usize, TokenError> {
+        let path = tokens_path(&self.db);
+        if !path.exists() {
+            return Ok(0);
+        }
+        let file = load(&path)?;
+        let mut moved = 0;
+        for t in &file.tokens {
+            let rec = crate::store::tokens::TokenRecord {
+                name: t.name.clone(),
+                sha256: t.sha256.clone(),
+                grants: t.grants.clone(),
+                created: t.created.clone(),
+                last_used: None,
+                revoked: None,
+            };
+            if self.with(|s| s.add_token_record(&rec))? {
+                moved += 1;
+            }
+        }
+        let mut done = path.as_os_str().to_owned();
+        done.push(".migrated");
+        std::fs::rename(&path, PathBuf::from(done))
+            .map_err(|source| TokenError::Io { path, source })?;
+        tracing::info!(tokens = moved, "moved the token file into the store");
+        Ok(moved)
+    }
+
+    /// Records that the token with hash `sha256` was presented now, unless
+    /// that was recorded less than a minute ago. A failure is logged.
+    pub fn touch(&self, sha256: &str) {
+        {
+            let mut m = match self.touched.lock() {
+                Ok(m) => m,
+                Err(p) => p.into_inner(),
+            };
+            if m.get(sha256).is_some_and(|t| t.elapsed() < TOUCH_EVERY) {
+                return;
+            }
+            m.insert(sha256.to_string(), std::time::Instant::now());
+        }
+        if let Err(e) = self.with(|s| s.touch_token_record(sha256, &now_text())) {
+            tracing::debug!(error = %e, "could not record a token's last use");
+        }
+    }
+}
+
+impl TokenSource {
+    /// The `tokens` table of the SQLite store at `db`, after moving an
+    /// existing side file `<db>.tokens` into it (once). Errors: the side
+    /// file's, the store's.
+    pub fn sqlite(db: &Path) -> Result<TokenSource, TokenError> {
+        let t = SqliteTokens {
+            db: db.to_path_buf(),
+            store: std::sync::Mutex::new(None),
+            touched: std::sync::Mutex::new(std::collections::HashMap::new()),
+        };
+        t.migrate()?;
+        Ok(TokenSource::Sqlite(std::sync::Arc::new(t)))
+    }
+
+    /// Records a use of the token with hash `sha256` (the SQLite table's
+    /// `last_used`; nothing for the other sources).
+    pub fn touch(&self, sha256: &str) {
+        if let TokenSource::Sqlite(t) = self {
+            t.touch(sha256);
+        }
+    }
+}
+
 impl TokenSource {
     /// Every token ([`load`] for a file; the table's rows). Blocking: an
     /// async caller runs it on a blocking thread. Errors: the file's, or
@@ -55,6 +182,20 @@ impl TokenSource {
     pub fn load(&self) -> Result<TokenFile, TokenError> {
         match self {
             TokenSource::File(p) => load(p),
+            TokenSource::Sqlite(t) => Ok(TokenFile {
+                tokens: t
+                    .with(|s| s.token_records())?
+                    .into_iter()
+                    .filter(|r| r.revoked.is_none())
+                    .map(|r| TokenEntry {
+                        name: r.name,
+                        sha256: r.sha256,
+                        grants: r.grants,
+                        created: r.created,
+                        last_used: r.last_used,
+                    })
+                    .collect(),
+            }),
             TokenSource::Pg(table) => Ok(TokenFile {
                 tokens: table
                     .rows()?
@@ -64,6 +205,7 @@ impl TokenSource {
                         sha256: r.sha256,
                         grants: r.grants,
                         created: r.created,
+                        last_used: None,
                     })
                     .collect(),
             }),
@@ -74,6 +216,21 @@ impl TokenSource {
     pub fn create(&self, name: &str, grant: &str) -> Result<String, TokenError> {
         match self {
             TokenSource::File(p) => create(p, name, grant),
+            TokenSource::Sqlite(t) => {
+                let (token, entry) = mint(name, grant)?;
+                let rec = crate::store::tokens::TokenRecord {
+                    name: entry.name,
+                    sha256: entry.sha256,
+                    grants: entry.grants,
+                    created: entry.created,
+                    last_used: None,
+                    revoked: None,
+                };
+                if !t.with(|s| s.add_token_record(&rec))? {
+                    return Err(TokenError::Exists(name.to_string()));
+                }
+                Ok(token)
+            }
             TokenSource::Pg(table) => {
                 let (token, entry) = mint(name, grant)?;
                 let store = crate::store::pg::PgStore::open(table.target())?;
@@ -95,6 +252,14 @@ impl TokenSource {
     pub fn revoke(&self, name: &str) -> Result<(), TokenError> {
         match self {
             TokenSource::File(p) => revoke(p, name),
+            TokenSource::Sqlite(t) => {
+                check_name(name).map_err(|_| TokenError::Unknown(shown_name(name)))?;
+                if t.with(|s| s.revoke_token_record(name, &now_text()))? {
+                    Ok(())
+                } else {
+                    Err(TokenError::Unknown(shown_name(name)))
+                }
+            }
             TokenSource::Pg(table) => {
                 let store = crate::store::pg::PgStore::open(table.target())?;
                 if store.remove_token(name)? {
@@ -164,6 +329,11 @@ pub struct TokenEntry {
     pub grants: Vec<String>,
     /// Creation time, RFC 3339 UTC.
     pub created: String,
+    /// When a request last presented it (the SQLite table's, recorded at
+    /// most once a minute); `None` if never, or unknown (a side file, a
+    /// PostgreSQL store).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_used: Option<String>,
 }
 
 impl TokenEntry {
@@ -377,6 +547,7 @@ fn mint(name: &str, grant: &str) -> Result<(String, TokenEntry), TokenError> {
             .map(|c| c.as_str().to_string())
             .collect(),
         created,
+        last_used: None,
     };
     Ok((token, entry))
 }
@@ -409,8 +580,9 @@ fn shown_name(name: &str) -> String {
     format!("{clipped:?}{more}")
 }
 
-/// `cairn token list`: one line per token, `NAME  GRANTS  CREATED`, names
-/// padded to the longest; `No tokens.` when there are none.
+/// `cairn token list`: one line per live token, `NAME  GRANTS  CREATED`,
+/// then `  last used TIME` once a request presented it; names padded to the
+/// longest; `No tokens.` when there are none.
 pub fn list_text(file: &TokenFile) -> String {
     if file.tokens.is_empty() {
         return "No tokens.".to_string();
@@ -424,7 +596,13 @@ pub fn list_text(file: &TokenFile) -> String {
         .unwrap_or(0);
     file.tokens
         .iter()
-        .map(|t| format!("{:w$}  {:g$}  {}", t.name, t.grants.join(","), t.created))
+        .map(|t| {
+            let line = format!("{:w$}  {:g$}  {}", t.name, t.grants.join(","), t.created);
+            match &t.last_used {
+                Some(when) => format!("{line}  last used {when}"),
+                None => line,
+            }
+        })
         .collect::<Vec<_>>()
         .join("\n")
 }

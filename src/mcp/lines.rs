@@ -255,11 +255,28 @@ where
     }
 }
 
+/// The line of one message, without its newline. An error whose request id
+/// could not be read carries `"id": null`, as JSON-RPC 2.0 requires (rmcp
+/// omits the member, as the 2026-07-28 revision allows; a 2025-11-25 client
+/// needs it).
+pub fn encode(message: &TxJsonRpcMessage<RoleServer>) -> serde_json::Result<Vec<u8>> {
+    match message {
+        JsonRpcMessage::Error(e) if e.id.is_none() => {
+            let mut v = serde_json::to_value(message)?;
+            if let Value::Object(obj) = &mut v {
+                obj.insert("id".to_string(), Value::Null);
+            }
+            serde_json::to_vec(&v)
+        }
+        _ => serde_json::to_vec(message),
+    }
+}
+
 async fn write_message<W: AsyncWrite + Unpin>(
     write: &Mutex<W>,
     message: &TxJsonRpcMessage<RoleServer>,
 ) -> std::io::Result<()> {
-    let mut line = serde_json::to_vec(message).map_err(std::io::Error::other)?;
+    let mut line = encode(message).map_err(std::io::Error::other)?;
     line.push(b'\n');
     let mut w = write.lock().await;
     w.write_all(&line).await?;
@@ -402,6 +419,31 @@ mod tests {
             classify(br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":5}"#),
             Verdict::Skip
         ));
+    }
+
+    fn line(bytes: &[u8]) -> String {
+        match classify(bytes) {
+            Verdict::Reply(r) => {
+                String::from_utf8(encode(&r).unwrap_or_default()).unwrap_or_default()
+            }
+            other => panic!("not answered: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_unreadable_id_is_written_null() {
+        assert_eq!(
+            line(b"not json"),
+            r#"{"error":{"code":-32700,"message":"Parse error: expected ident at line 1 column 2."},"id":null,"jsonrpc":"2.0"}"#
+        );
+        assert_eq!(
+            line(b"[1,2]"),
+            r#"{"error":{"code":-32600,"message":"Invalid Request: a message is one JSON-RPC object (batches are not supported)."},"id":null,"jsonrpc":"2.0"}"#
+        );
+        assert_eq!(
+            line(br#"{"jsonrpc":"2.0","id":9,"method":5}"#),
+            r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32600,"message":"Invalid Request: not a JSON-RPC 2.0 request, notification or response."}}"#
+        );
     }
 
     #[test]

@@ -33,15 +33,18 @@ pub fn protocol_fault(e: &DispatchError) -> McpError {
     McpError::invalid_params(message, None)
 }
 
-/// The standard MCP methods this server answers. rmcp hands a request for one
-/// of them whose params do not deserialise (`tools/call` with
-/// `arguments: []`, `name: null`, no params) to `on_custom_request`, which
-/// would answer method-not-found; for these it is invalid params instead.
-const SERVED_METHODS: [&str; 14] = [
+/// The standard MCP methods this server answers, in the order the
+/// method-not-found message lists them. rmcp hands a request for one of them
+/// whose params do not deserialise (`tools/call` with `arguments: []`,
+/// `name: null`, no params) to `on_custom_request`, which would answer
+/// method-not-found; for these it is invalid params instead. `ping`,
+/// `initialize`, `resources/subscribe` and `resources/unsubscribe` are
+/// 2025-11-25 methods, `server/discover` and `subscriptions/listen`
+/// 2026-07-28 ones (rmcp answers a method asked in the other era `-32601`).
+pub const SERVED_METHODS: [&str; 15] = [
     "initialize",
-    "ping",
     "server/discover",
-    "logging/setLevel",
+    "ping",
     "tools/list",
     "tools/call",
     "prompts/list",
@@ -51,6 +54,8 @@ const SERVED_METHODS: [&str; 14] = [
     "resources/templates/list",
     "resources/subscribe",
     "resources/unsubscribe",
+    "subscriptions/listen",
+    "logging/setLevel",
     "completion/complete",
 ];
 
@@ -58,7 +63,9 @@ const SERVED_METHODS: [&str; 14] = [
 /// "Serving"): `-32602` with
 /// `tools/call needs params {"name": string, "arguments"?: object}.` for
 /// `tools/call`, `invalid params for METHOD.` for another served method, and
-/// `-32601` (message: the method) for any other method.
+/// `-32601` for any other method, its message naming the method (at most
+/// [`MAX_ECHO_CHARS`] characters of it) and every method served
+/// ([`method_not_found`]).
 pub fn untyped_request_error(method: &str) -> McpError {
     if method == "tools/call" {
         McpError::invalid_params(
@@ -68,8 +75,42 @@ pub fn untyped_request_error(method: &str) -> McpError {
     } else if SERVED_METHODS.contains(&method) {
         McpError::invalid_params(format!("invalid params for {method}."), None)
     } else {
-        McpError::new(ErrorCode::METHOD_NOT_FOUND, method.to_string(), None)
+        method_not_found(method)
     }
+}
+
+/// The `-32601` for a 2025-11-25 method asked in a 2026-07-28 request (the
+/// revision removed it; the conformance suite's SEP-2575 checks), saying
+/// what replaces it; `None` for any other method.
+pub fn removed_in_2026(method: &str) -> Option<McpError> {
+    let instead = match method {
+        "initialize" => {
+            "call server/discover, and send protocolVersion, clientInfo and clientCapabilities in each request's _meta"
+        }
+        "ping" => "call server/discover to check the server",
+        "logging/setLevel" => "send io.modelcontextprotocol/logLevel in each request's _meta",
+        "resources/subscribe" | "resources/unsubscribe" => "open a subscriptions/listen stream",
+        _ => return None,
+    };
+    Some(McpError::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!("{method} is not part of the 2026-07-28 protocol this request names; {instead}."),
+        None,
+    ))
+}
+
+/// `-32601` for a method this server does not serve:
+/// `Method not found: METHOD. This server serves initialize, server/discover, ….`
+pub fn method_not_found(method: &str) -> McpError {
+    McpError::new(
+        ErrorCode::METHOD_NOT_FOUND,
+        format!(
+            "Method not found: {}. This server serves {}.",
+            clip(method, MAX_ECHO_CHARS),
+            SERVED_METHODS.join(", ")
+        ),
+        None,
+    )
 }
 
 /// The MCP `Tool` of a registry row: input and output schema, description,

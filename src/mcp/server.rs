@@ -33,7 +33,8 @@ use crate::tools::{Clock, ToolCtx, ToolOutcome, dispatch, tools};
 use crate::tq::engine::{Cancel, Engine};
 
 pub use super::listing::{
-    mcp_prompts, mcp_resources, mcp_tool, protocol_fault, titled_tool, untyped_request_error,
+    SERVED_METHODS, mcp_prompts, mcp_resources, mcp_tool, method_not_found, protocol_fault,
+    removed_in_2026, titled_tool, untyped_request_error,
 };
 pub(crate) use super::roots::Launch;
 pub use super::roots::{ROOTS_TIMEOUT, RootsPolicy, file_root};
@@ -70,6 +71,9 @@ pub struct CairnServer {
     /// project: no repository, no roots; issue 27), and whether a tool
     /// answer has said so yet this session.
     pub(super) scratch: Option<(PathBuf, Arc<AtomicBool>)>,
+    /// Raised when the server's agent ends (a stateless HTTP agent whose
+    /// token was revoked): its `subscriptions/listen` streams close.
+    pub(super) ended: tokio_util::sync::CancellationToken,
 }
 
 impl CairnServer {
@@ -96,6 +100,7 @@ impl CairnServer {
             log_level: Arc::new(LevelCell::default()),
             subs: Subscriptions::default(),
             scratch: None,
+            ended: tokio_util::sync::CancellationToken::new(),
         }
     }
 
@@ -125,6 +130,12 @@ impl CairnServer {
         let note = self.scratch_note()?;
         let (_, said) = self.scratch.as_ref()?;
         (!said.swap(true, std::sync::atomic::Ordering::SeqCst)).then_some(note)
+    }
+
+    /// Ends this server's agent: its `subscriptions/listen` streams close
+    /// (gracefully, with their final result).
+    pub fn end(&self) {
+        self.ended.cancel();
     }
 
     /// The session's agent identity (spec/tq.md §9), once known.
@@ -212,6 +223,10 @@ impl CairnServer {
         };
         let result = dispatch(&mut ctx, name, args);
         st.engine.cancel = Cancel::new();
+        drop(guard);
+        if tools().iter().any(|t| t.name == name && !t.read_only) {
+            super::subscriptions::wrote();
+        }
         let shown = clip(name, MAX_ECHO_CHARS);
         match &result {
             Ok(out) => tracing::debug!(tool = %shown, is_error = out.is_error, "tool call"),

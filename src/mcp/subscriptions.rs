@@ -2,7 +2,8 @@
 //! docs/mcp.md "Resources and subscriptions"). `resources/subscribe` on a
 //! task or view URI adds an entry; while the session holds at least one, ONE
 //! background task per session polls the store's change counter
-//! ([`crate::store::changes::ChangeCounter`]) every [`POLL_INTERVAL`]. When it
+//! ([`crate::store::changes::ChangeCounter`]) every [`POLL_INTERVAL`], and at
+//! once after a writing tool call of this process ([`wrote`]). When it
 //! moved, one statement names the subscribed tasks that events touched since
 //! the last poll, and each gets `notifications/resources/updated`; each
 //! subscribed view is re-run and notified when its text changed (views are
@@ -10,6 +11,10 @@
 //! change with the clock alone, e.g. a claim lapsing). With no subscription
 //! there is no task and no timer. The task stops when the last subscription
 //! goes, when the session's server is dropped, or when the transport closes.
+//!
+//! A 2026-07-28 `subscriptions/listen` stream gets a table and a watcher of
+//! its own ([`CairnServer::listen_stream`]), notifying through the stream's
+//! sink ([`Outlet::Listen`]) until the client cancels it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::AtomicBool;
@@ -17,8 +22,8 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use rmcp::RoleServer;
-use rmcp::model::ResourceUpdatedNotificationParam;
-use rmcp::service::Peer;
+use rmcp::model::{ResourceUpdatedNotificationParam, SubscriptionFilter};
+use rmcp::service::{Peer, SubscriptionContext, SubscriptionSink};
 use tokio_util::sync::CancellationToken;
 
 use rmcp::ErrorData as McpError;
@@ -29,8 +34,22 @@ use super::server::{CairnServer, Launch, RootsPolicy, State};
 use crate::session::Capability;
 use crate::store::changes::ChangeCounter;
 
-/// How often the change counter is read while a subscription exists.
-pub const POLL_INTERVAL: Duration = Duration::from_millis(250);
+/// How often the change counter is read while a subscription exists: the
+/// longest another process's write waits to be heard (issue 22: within
+/// 100 ms).
+pub const POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// This process's writes: a generation bumped after every writing tool call
+/// ([`wrote`]), which wakes every watcher at once, so a session hears its
+/// own process's writes without waiting for the next poll.
+static LOCAL_WRITES: std::sync::LazyLock<tokio::sync::watch::Sender<u64>> =
+    std::sync::LazyLock::new(|| tokio::sync::watch::Sender::new(0));
+
+/// Says that a tool call of this process committed (or may have): every
+/// watcher polls now instead of at its next tick.
+pub fn wrote() {
+    LOCAL_WRITES.send_modify(|g| *g = g.wrapping_add(1));
+}
 
 /// How often subscribed views are re-run even when nothing committed.
 pub const VIEW_REFRESH: Duration = Duration::from_secs(5);
@@ -42,6 +61,39 @@ pub const MAX_SUBSCRIPTIONS: usize = 1000;
 /// every commit and every [`VIEW_REFRESH`]; URIs naming the same view share
 /// one run).
 pub const MAX_VIEWS: usize = 16;
+
+/// Where a watcher's notifications go.
+#[derive(Debug, Clone)]
+pub enum Outlet {
+    /// The session's peer: `resources/subscribe` of a 2025-11-25 session.
+    Peer(Peer<RoleServer>),
+    /// One `subscriptions/listen` stream (2026-07-28): rmcp's sink tags each
+    /// notification with the stream's subscription id and refuses a URI the
+    /// acknowledgment did not name.
+    Listen(SubscriptionSink),
+}
+
+impl Outlet {
+    /// True once nothing sent here can arrive (the transport closed).
+    fn closed(&self) -> bool {
+        match self {
+            Outlet::Peer(p) => p.is_transport_closed(),
+            Outlet::Listen(_) => false,
+        }
+    }
+
+    /// Sends `notifications/resources/updated` for `uri`; false when it
+    /// could not be sent (the watcher then stops).
+    async fn updated(&self, uri: String) -> bool {
+        match self {
+            Outlet::Peer(p) => p
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+                .is_ok(),
+            Outlet::Listen(sink) => sink.notify_resource_updated(uri).await.is_ok(),
+        }
+    }
+}
 
 /// One subscribed URI: what it names and, for a view, the text last seen;
 /// for a task, its live claim owner last seen (`None` until first looked
@@ -89,6 +141,7 @@ pub struct WeakServer {
     log_level: Arc<LevelCell>,
     subs: Subscriptions,
     scratch: Option<(std::path::PathBuf, Arc<AtomicBool>)>,
+    ended: CancellationToken,
 }
 
 impl WeakServer {
@@ -104,6 +157,7 @@ impl WeakServer {
             log_level: self.log_level.clone(),
             subs: self.subs.clone(),
             scratch: self.scratch.clone(),
+            ended: self.ended.clone(),
         })
     }
 }
@@ -131,6 +185,7 @@ impl CairnServer {
             log_level: self.log_level.clone(),
             subs: self.subs.clone(),
             scratch: self.scratch.clone(),
+            ended: self.ended.clone(),
         }
     }
 
@@ -145,6 +200,7 @@ impl CairnServer {
         uri: &str,
         peer: Peer<RoleServer>,
     ) -> Result<(), McpError> {
+        let outlet = Outlet::Peer(peer);
         let target = parse_uri(uri).ok_or_else(|| unknown_resource(uri))?;
         self.subs
             .admits(uri, &target)
@@ -166,22 +222,7 @@ impl CairnServer {
             };
             let text = server.read_target(&t)?;
             // A task's live claim now, so a lease running out is heard.
-            let claim = match &t {
-                Target::Task(slug) => {
-                    let st = server.lock();
-                    // PostgreSQL: no change stream yet (docs/team.md).
-                    st.store.r().sqlite().and_then(|s| {
-                        crate::store::changes::live_claims(
-                            s.conn(),
-                            std::slice::from_ref(slug),
-                            crate::store::now(),
-                        )
-                        .ok()
-                        .map(|rows| rows.into_iter().next().and_then(|(_, owner)| owner))
-                    })
-                }
-                Target::View(_) => None,
-            };
+            let claim = server.claim_now(&t);
             Ok((counter, text, claim))
         });
         let (counter, text, claim) = job.await.map_err(|_| {
@@ -193,14 +234,143 @@ impl CairnServer {
             self.subs.seen_claim(uri, claim);
         }
         if let Some((counter, mark)) = counter {
-            self.subs.start(counter, mark, peer, self.downgrade());
+            self.subs.start(counter, mark, outlet, self.downgrade());
         }
         tracing::debug!(uri = %uri, "subscribed");
         Ok(())
     }
 }
 
+impl CairnServer {
+    /// The live claim owner of the task `target` names (`Some(None)`: no
+    /// live claim), so a lease running out is heard; `None` for a view or
+    /// a store without a change stream (PostgreSQL, docs/team.md).
+    fn claim_now(&self, target: &Target) -> Option<Option<String>> {
+        let Target::Task(slug) = target else {
+            return None;
+        };
+        let st = self.lock();
+        st.store.r().sqlite().and_then(|s| {
+            crate::store::changes::live_claims(
+                s.conn(),
+                std::slice::from_ref(slug),
+                crate::store::now(),
+            )
+            .ok()
+            .map(|rows| rows.into_iter().next().and_then(|(_, owner)| owner))
+        })
+    }
+
+    /// What this server accepts of a `subscriptions/listen` filter
+    /// (2026-07-28; docs/mcp.md "Protocol eras"): the task and view URIs
+    /// ([`parse_uri`]) within [`MAX_SUBSCRIPTIONS`] URIs and [`MAX_VIEWS`]
+    /// distinct views, in the order asked, when the session holds `read`
+    /// (what `resources/read` needs). Existence is not checked: a task or
+    /// view that does not exist yet is heard once an event creates it. List
+    /// changes are never accepted: cairn's tools, prompts and resources are
+    /// fixed for a server's life.
+    pub fn accepted_filter(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
+        let mut accepted = SubscriptionFilter::new();
+        if !self.grants.contains(&Capability::Read) {
+            return accepted;
+        }
+        let table = Subscriptions::default();
+        let mut uris = Vec::new();
+        for uri in requested.resource_subscriptions.iter().flatten() {
+            let Some(target) = parse_uri(uri) else {
+                continue;
+            };
+            if table.admits(uri, &target).is_ok() && !uris.contains(uri) {
+                table.add(uri, target, None);
+                uris.push(uri.clone());
+            }
+        }
+        if !uris.is_empty() {
+            accepted.resource_subscriptions = Some(uris);
+        }
+        accepted
+    }
+
+    /// Serves one `subscriptions/listen` stream (the acknowledgment already
+    /// sent by rmcp) until the client cancels it, the transport closes or
+    /// the server's agent ends ([`CairnServer::end`]; rmcp then sends the
+    /// stream's final result):
+    /// its own table of the accepted URIs and its own watcher, as
+    /// `resources/subscribe` has ([`Subscriptions`]), notifying through the
+    /// stream's sink. Errors: the change counter cannot be opened.
+    pub(super) async fn listen_stream(&self, ctx: SubscriptionContext) -> Result<(), McpError> {
+        let uris = ctx
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        if uris.is_empty() {
+            tokio::select! {
+                () = ctx.cancelled() => {}
+                () = self.ended.cancelled() => {}
+            }
+            return Ok(());
+        }
+        let mut server = self.clone();
+        server.subs = Subscriptions::default();
+        let reader = server.clone();
+        let job = tokio::task::spawn_blocking(move || {
+            let counter = reader
+                .change_counter()
+                .and_then(|c| c.high_water().map(|mark| (c, mark)))
+                .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+            let rows: Vec<_> = uris
+                .into_iter()
+                .filter_map(|uri| {
+                    let target = parse_uri(&uri)?;
+                    let last = match &target {
+                        Target::View(_) => Some(match reader.read_target(&target) {
+                            Ok(text) => text,
+                            Err(e) => e.message.to_string(),
+                        }),
+                        Target::Task(_) => None,
+                    };
+                    let claim = reader.claim_now(&target);
+                    Some((uri, target, last, claim))
+                })
+                .collect();
+            Ok::<_, McpError>((counter, rows))
+        });
+        let ((counter, mark), rows) = job.await.map_err(|_| {
+            McpError::internal_error("The subscription failed; nothing is watched.", None)
+        })??;
+        for (uri, target, last, claim) in rows {
+            server.subs.add(&uri, target, last);
+            if claim.is_some() {
+                server.subs.seen_claim(&uri, claim);
+            }
+        }
+        server.subs.start(
+            counter,
+            mark,
+            Outlet::Listen(ctx.sink().clone()),
+            server.downgrade(),
+        );
+        tracing::debug!(uris = server.subs.uris().len(), "listening");
+        tokio::select! {
+            () = ctx.cancelled() => {}
+            () = self.ended.cancelled() => {}
+        }
+        server.subs.clear();
+        Ok(())
+    }
+}
+
 impl Subscriptions {
+    /// Unsubscribes everything and stops the watcher.
+    pub fn clear(&self) {
+        let mut subs = self.lock();
+        subs.entries.clear();
+        if let Some(stop) = subs.stop.take() {
+            stop.cancel();
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Subs> {
         match self.inner.lock() {
             Ok(g) => g,
@@ -283,13 +453,7 @@ impl Subscriptions {
     /// Starts the watcher with `counter` (opened before the subscribed
     /// texts were read) and `mark` (its high-water mark then), unless one
     /// already runs or nothing is subscribed. Must run inside a tokio runtime.
-    pub fn start(
-        &self,
-        counter: ChangeCounter,
-        mark: i64,
-        peer: Peer<RoleServer>,
-        reread: impl Reread,
-    ) {
+    pub fn start(&self, counter: ChangeCounter, mark: i64, outlet: Outlet, reread: impl Reread) {
         let stop = {
             let mut subs = self.lock();
             if subs.stop.is_some() || subs.entries.is_empty() {
@@ -301,7 +465,7 @@ impl Subscriptions {
             stop
         };
         let subs = self.clone();
-        tokio::spawn(watch(subs, counter, peer, Arc::new(reread), stop));
+        tokio::spawn(watch(subs, counter, outlet, Arc::new(reread), stop));
     }
 
     /// One poll: the URIs to notify, in order (tasks then views, each
@@ -420,24 +584,30 @@ enum Poll {
     Gone,
 }
 
-/// The watcher: every [`POLL_INTERVAL`] a [`Subscriptions::poll`] on the
+/// The watcher: every [`POLL_INTERVAL`], and at once after a write of this
+/// process ([`wrote`]), a [`Subscriptions::poll`] on the
 /// blocking pool, then one notification per URI it names. Ends on `stop`,
 /// a closed transport, a failed send, or a session that went away.
 async fn watch(
     subs: Subscriptions,
     counter: ChangeCounter,
-    peer: Peer<RoleServer>,
+    outlet: Outlet,
     reread: Arc<dyn Reread>,
     stop: CancellationToken,
 ) {
     let mut counter = Some(counter);
     let mut views_at = Instant::now();
+    let mut local = LOCAL_WRITES.subscribe();
     loop {
         tokio::select! {
             _ = stop.cancelled() => break,
             _ = tokio::time::sleep(POLL_INTERVAL) => {}
+            // A write of this process: poll now (a missed wake-up cannot
+            // happen: `changed` remembers the generation last seen).
+            _ = local.changed() => {}
         }
-        if peer.is_transport_closed() {
+        local.mark_unchanged();
+        if outlet.closed() {
             break;
         }
         let Some(mut c) = counter.take() else { break };
@@ -461,8 +631,7 @@ async fn watch(
         }
         for uri in uris {
             tracing::debug!(uri = %uri, "resource updated");
-            let note = ResourceUpdatedNotificationParam::new(uri);
-            if peer.notify_resource_updated(note).await.is_err() {
+            if !outlet.updated(uri).await {
                 stop.cancel();
                 break;
             }

@@ -37,6 +37,7 @@ pub mod schema;
 pub mod search;
 pub mod slug;
 pub(crate) mod split;
+pub mod tokens;
 mod write;
 
 pub use db::{Db, DbRef, WriteCx};

@@ -4,7 +4,12 @@ line per scenario. A scenario passes when none of its checks is FAILURE.
 Exits 1 when a scenario that applies (one not named in not-applicable.txt)
 fails or produced no result.
 
-Usage: check.py RESULTS-DIR SCENARIO...   (the scenarios that were run)
+Usage: check.py [--na FILE] [--not-testable-na] RESULTS-DIR SCENARIO...
+(the scenarios that were run). `--na FILE` reads the not-applicable list
+from FILE (default not-applicable.txt beside this script);
+`--not-testable-na` counts a check whose message starts `Not testable:`
+(the suite could not find its fixture tool) as not applicable rather than
+failed, and says how many there were.
 """
 
 import json
@@ -15,9 +20,9 @@ import sys
 HERE = pathlib.Path(__file__).resolve().parent
 
 
-def not_applicable():
+def not_applicable(path):
     out = {}
-    for line in (HERE / "not-applicable.txt").read_text().splitlines():
+    for line in path.read_text().splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -27,9 +32,20 @@ def not_applicable():
 
 
 def main():
-    results = pathlib.Path(sys.argv[1])
-    expected = sys.argv[2:]
-    na = not_applicable()
+    args = sys.argv[1:]
+    na_file = HERE / "not-applicable.txt"
+    not_testable_na = False
+    while args and args[0].startswith("--"):
+        flag = args.pop(0)
+        if flag == "--na":
+            na_file = pathlib.Path(args.pop(0))
+        elif flag == "--not-testable-na":
+            not_testable_na = True
+        else:
+            sys.exit(f"unknown flag {flag}")
+    results = pathlib.Path(args[0])
+    expected = args[1:]
+    na = not_applicable(na_file)
     seen = {}
     for d in sorted(results.iterdir()):
         m = re.match(r"server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$", d.name)
@@ -52,8 +68,14 @@ def main():
             print(f"FAIL  {name}: no result")
             continue
         failed = [c for c in checks if c.get("status") == "FAILURE"]
+        untestable = []
+        if not_testable_na:
+            untestable = [c for c in failed if str(c.get("errorMessage", "")).startswith("Not testable:")]
+            failed = [c for c in failed if c not in untestable]
         warn = sum(c.get("status") == "WARNING" for c in checks)
-        note = f"{len(checks) - len(failed)}/{len(checks)} checks" + (f", {warn} warning(s)" if warn else "")
+        note = (f"{len(checks) - len(failed) - len(untestable)}/{len(checks)} checks"
+                + (f", {len(untestable)} not testable without fixture tools" if untestable else "")
+                + (f", {warn} warning(s)" if warn else ""))
         if failed:
             failing.append(name)
             why = "; ".join(str(c.get("errorMessage") or c.get("id"))[:160] for c in failed)
