@@ -39,6 +39,8 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "pg/read",
         "pg/tokens",
         "tokens",
+        "agents",
+        "pg/agents",
     ],
     &["split", "fold", "refold", "pg/fold"],
     &["write", "log/append", "pg/write"],

@@ -490,7 +490,8 @@ fn open_server(
         session,
         engine: Engine::new(),
         root: root.to_path_buf(),
-    }))
+    })
+    .with_stored_current(identity.stateless))
 }
 
 /// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.

@@ -456,7 +456,7 @@ impl Gate {
         };
         match file.lookup(presented) {
             Some(entry) => {
-                if matches!(src, TokenSource::Sqlite(..)) {
+                if !matches!(src, TokenSource::File(..)) {
                     tokio::task::block_in_place(|| src.touch(&entry.sha256));
                 }
                 Ok(self.identity_of(entry))

@@ -19,7 +19,8 @@
 //!
 //! On a PostgreSQL store the same entries live in the schema's `tokens`
 //! table instead ([`TokenSource::Pg`], `store::pg::tokens`): one row per
-//! token, so every server on the database sees a revocation at once.
+//! token ever created, with last use and revocation time as on SQLite, so
+//! every server on the database sees a revocation at once.
 //!
 //! Since issue 22 a SQLite store keeps its tokens in its own database too
 //! ([`TokenSource::Sqlite`], `store::tokens`: with last use and revocation
@@ -45,15 +46,46 @@ pub enum TokenSource {
     /// The `tokens` table of the SQLite store (one kept connection).
     Sqlite(std::sync::Arc<SqliteTokens>),
     /// The schema's `tokens` table (reads over one kept connection).
-    Pg(std::sync::Arc<crate::store::pg::tokens::TokenTable>),
+    Pg(std::sync::Arc<PgTokens>),
 }
 
 impl TokenSource {
     /// The `tokens` table of the PostgreSQL store `t`.
     pub fn pg(t: &crate::store::pg::PgTarget) -> TokenSource {
-        TokenSource::Pg(std::sync::Arc::new(
-            crate::store::pg::tokens::TokenTable::new(t.clone()),
-        ))
+        TokenSource::Pg(std::sync::Arc::new(PgTokens {
+            table: crate::store::pg::tokens::TokenTable::new(t.clone()),
+            touched: Touched::default(),
+        }))
+    }
+}
+
+/// The `tokens` table of a PostgreSQL schema ([`crate::store::pg::tokens`])
+/// and when this server last wrote each token's `last_used`.
+#[derive(Debug)]
+pub struct PgTokens {
+    table: crate::store::pg::tokens::TokenTable,
+    touched: Touched,
+}
+
+/// When each token hash's `last_used` was last written by this server, so
+/// it is written at most once a minute per token (a busy agent does not
+/// write on every request).
+#[derive(Debug, Default)]
+struct Touched(std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>);
+
+impl Touched {
+    /// Whether `sha256`'s last use is due to be written now (and notes
+    /// that it is being written).
+    fn due(&self, sha256: &str) -> bool {
+        let mut m = match self.0.lock() {
+            Ok(m) => m,
+            Err(p) => p.into_inner(),
+        };
+        if m.get(sha256).is_some_and(|t| t.elapsed() < TOUCH_EVERY) {
+            return false;
+        }
+        m.insert(sha256.to_string(), std::time::Instant::now());
+        true
     }
 }
 
@@ -63,9 +95,8 @@ impl TokenSource {
 pub struct SqliteTokens {
     db: PathBuf,
     store: std::sync::Mutex<Option<crate::store::Store>>,
-    /// When each hash's `last_used` was last written (at most once a
-    /// minute per token, so a busy agent does not write on every request).
-    touched: std::sync::Mutex<std::collections::HashMap<String, std::time::Instant>>,
+    /// When each hash's `last_used` was last written.
+    touched: Touched,
 }
 
 /// How often a token's `last_used` is written at most.
@@ -136,15 +167,8 @@ impl SqliteTokens {
     /// Records that the token with hash `sha256` was presented now, unless
     /// that was recorded less than a minute ago. A failure is logged.
     pub fn touch(&self, sha256: &str) {
-        {
-            let mut m = match self.touched.lock() {
-                Ok(m) => m,
-                Err(p) => p.into_inner(),
-            };
-            if m.get(sha256).is_some_and(|t| t.elapsed() < TOUCH_EVERY) {
-                return;
-            }
-            m.insert(sha256.to_string(), std::time::Instant::now());
+        if !self.touched.due(sha256) {
+            return;
         }
         if let Err(e) = self.with(|s| s.touch_token_record(sha256, &now_text())) {
             tracing::debug!(error = %e, "could not record a token's last use");
@@ -160,17 +184,27 @@ impl TokenSource {
         let t = SqliteTokens {
             db: db.to_path_buf(),
             store: std::sync::Mutex::new(None),
-            touched: std::sync::Mutex::new(std::collections::HashMap::new()),
+            touched: Touched::default(),
         };
         t.migrate()?;
         Ok(TokenSource::Sqlite(std::sync::Arc::new(t)))
     }
 
-    /// Records a use of the token with hash `sha256` (the SQLite table's
-    /// `last_used`; nothing for the other sources).
+    /// Records a use of the token with hash `sha256` (the table's
+    /// `last_used`, at most once a minute per token; nothing for a side
+    /// file). A failure is logged. Blocking.
     pub fn touch(&self, sha256: &str) {
-        if let TokenSource::Sqlite(t) = self {
-            t.touch(sha256);
+        match self {
+            TokenSource::File(_) => {}
+            TokenSource::Sqlite(t) => t.touch(sha256),
+            TokenSource::Pg(t) => {
+                if !t.touched.due(sha256) {
+                    return;
+                }
+                if let Err(e) = t.table.touch(sha256, &now_text()) {
+                    tracing::debug!(error = %e, "could not record a token's last use");
+                }
+            }
         }
     }
 }
@@ -196,16 +230,18 @@ impl TokenSource {
                     })
                     .collect(),
             }),
-            TokenSource::Pg(table) => Ok(TokenFile {
-                tokens: table
+            TokenSource::Pg(t) => Ok(TokenFile {
+                tokens: t
+                    .table
                     .rows()?
                     .into_iter()
+                    .filter(|r| r.revoked.is_none())
                     .map(|r| TokenEntry {
                         name: r.name,
                         sha256: r.sha256,
                         grants: r.grants,
                         created: r.created,
-                        last_used: None,
+                        last_used: r.last_used,
                     })
                     .collect(),
             }),
@@ -231,14 +267,16 @@ impl TokenSource {
                 }
                 Ok(token)
             }
-            TokenSource::Pg(table) => {
+            TokenSource::Pg(t) => {
                 let (token, entry) = mint(name, grant)?;
-                let store = crate::store::pg::PgStore::open(table.target())?;
+                let store = crate::store::pg::PgStore::open(t.table.target())?;
                 let row = crate::store::pg::tokens::TokenRow {
                     name: entry.name,
                     sha256: entry.sha256,
                     grants: entry.grants,
                     created: entry.created,
+                    last_used: None,
+                    revoked: None,
                 };
                 if !store.add_token(&row)? {
                     return Err(TokenError::Exists(name.to_string()));
@@ -260,9 +298,10 @@ impl TokenSource {
                     Err(TokenError::Unknown(shown_name(name)))
                 }
             }
-            TokenSource::Pg(table) => {
-                let store = crate::store::pg::PgStore::open(table.target())?;
-                if store.remove_token(name)? {
+            TokenSource::Pg(t) => {
+                check_name(name).map_err(|_| TokenError::Unknown(shown_name(name)))?;
+                let store = crate::store::pg::PgStore::open(t.table.target())?;
+                if store.revoke_token(name, &now_text())? {
                     Ok(())
                 } else {
                     Err(TokenError::Unknown(shown_name(name)))
@@ -329,9 +368,9 @@ pub struct TokenEntry {
     pub grants: Vec<String>,
     /// Creation time, RFC 3339 UTC.
     pub created: String,
-    /// When a request last presented it (the SQLite table's, recorded at
-    /// most once a minute); `None` if never, or unknown (a side file, a
-    /// PostgreSQL store).
+    /// When a request last presented it (the store's table, SQLite or
+    /// PostgreSQL, recorded at most once a minute); `None` if never, or
+    /// unknown (a side file).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_used: Option<String>,
 }

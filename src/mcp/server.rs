@@ -74,6 +74,11 @@ pub struct CairnServer {
     /// Raised when the server's agent ends (a stateless HTTP agent whose
     /// token was revoked): its `subscriptions/listen` streams close.
     pub(super) ended: tokio_util::sync::CancellationToken,
+    /// Whether the session's current task is kept in the store under its
+    /// agent (a stateless HTTP agent, issue 22): read before each tool
+    /// call, written when the call moved it, so every server on the store
+    /// sees the same current task.
+    pub(super) stored_current: bool,
 }
 
 impl CairnServer {
@@ -101,7 +106,15 @@ impl CairnServer {
             subs: Subscriptions::default(),
             scratch: None,
             ended: tokio_util::sync::CancellationToken::new(),
+            stored_current: false,
         }
+    }
+
+    /// The same server, keeping its agent's current task in the store
+    /// (`agent_current`) when `stored` (a stateless HTTP agent, issue 22).
+    pub fn with_stored_current(mut self, stored: bool) -> CairnServer {
+        self.stored_current = stored;
+        self
     }
 
     /// The same server, started on the global scratch store (outside any
@@ -214,6 +227,18 @@ impl CairnServer {
         }
         let st = &mut *guard;
         st.engine.cancel = cancel;
+        let keeper = if self.stored_current {
+            st.session.agent.clone()
+        } else {
+            None
+        };
+        if let Some(agent) = &keeper {
+            match st.store.r().agent_current(agent) {
+                Ok(current) => st.session.current = current,
+                Err(e) => tracing::warn!(error = %e, "could not read the agent's current task"),
+            }
+        }
+        let before = st.session.current.clone();
         let mut ctx = ToolCtx {
             store: st.store.r(),
             session: &mut st.session,
@@ -223,6 +248,15 @@ impl CairnServer {
         };
         let result = dispatch(&mut ctx, name, args);
         st.engine.cancel = Cancel::new();
+        if let Some(agent) = &keeper
+            && st.session.current != before
+            && let Err(e) = st
+                .store
+                .r()
+                .set_agent_current(agent, st.session.current.as_deref())
+        {
+            tracing::warn!(error = %e, "could not keep the agent's current task");
+        }
         drop(guard);
         if tools().iter().any(|t| t.name == name && !t.read_only) {
             super::subscriptions::wrote();

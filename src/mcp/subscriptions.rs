@@ -142,6 +142,7 @@ pub struct WeakServer {
     subs: Subscriptions,
     scratch: Option<(std::path::PathBuf, Arc<AtomicBool>)>,
     ended: CancellationToken,
+    stored_current: bool,
 }
 
 impl WeakServer {
@@ -158,6 +159,7 @@ impl WeakServer {
             subs: self.subs.clone(),
             scratch: self.scratch.clone(),
             ended: self.ended.clone(),
+            stored_current: self.stored_current,
         })
     }
 }
@@ -186,6 +188,7 @@ impl CairnServer {
             subs: self.subs.clone(),
             scratch: self.scratch.clone(),
             ended: self.ended.clone(),
+            stored_current: self.stored_current,
         }
     }
 

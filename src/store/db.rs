@@ -108,6 +108,25 @@ impl Db {
 }
 
 impl<'a> DbRef<'a> {
+    /// The current task kept in the store for the stateless agent `agent`
+    /// (`agent_current`, outside the event log; issue 22). Errors: the
+    /// engine's.
+    pub fn agent_current(self, agent: &str) -> Result<Option<String>, StoreError> {
+        match self {
+            DbRef::Sqlite(s) => s.agent_current(agent),
+            DbRef::Pg(p) => p.agent_current(agent),
+        }
+    }
+
+    /// Keeps `slug` (or no task) as the stateless agent `agent`'s current
+    /// task. Errors: the engine's.
+    pub fn set_agent_current(self, agent: &str, slug: Option<&str>) -> Result<(), StoreError> {
+        match self {
+            DbRef::Sqlite(s) => s.set_agent_current(agent, slug),
+            DbRef::Pg(p) => p.set_agent_current(agent, slug),
+        }
+    }
+
     /// The SQLite store, when this is one.
     pub fn sqlite(self) -> Option<&'a Store> {
         match self {

@@ -17,6 +17,7 @@
 //! `pg/` is the PostgreSQL engine beside these (spec/team.md), with its own
 //! layers (see its module doc).
 
+mod agents;
 pub mod aside;
 pub mod changes;
 pub mod db;

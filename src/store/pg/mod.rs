@@ -12,6 +12,7 @@
 //! 4. `write` (THE write boundary on this engine);
 //! 5. `rebuild` (refold, verify, digest), `push`.
 
+mod agents;
 pub mod case_fold;
 pub mod changes;
 pub mod connect;

@@ -154,11 +154,25 @@ CREATE TABLE IF NOT EXISTS edge_state (
 -- HTTP bearer tokens (spec/team.md "Concurrency and claims": hashed,
 -- never events, never exported): every server on the database honours a
 -- revocation on its next request.
+-- One row per token ever created (as SQLite's `tokens`, issue 22): a
+-- revoked row stays with its time and its name may be used again.
 CREATE TABLE IF NOT EXISTS tokens (
-    name    TEXT COLLATE "C" PRIMARY KEY,
-    sha256  TEXT COLLATE "C" NOT NULL UNIQUE,
-    grants  TEXT COLLATE "C" NOT NULL,
-    created TEXT COLLATE "C" NOT NULL
+    id        BIGSERIAL PRIMARY KEY,
+    name      TEXT COLLATE "C" NOT NULL,
+    sha256    TEXT COLLATE "C" NOT NULL UNIQUE,
+    grants    TEXT COLLATE "C" NOT NULL,
+    created   TEXT COLLATE "C" NOT NULL,
+    last_used TEXT COLLATE "C",
+    revoked   TEXT COLLATE "C"
+);
+CREATE UNIQUE INDEX IF NOT EXISTS tokens_live_name ON tokens(name) WHERE revoked IS NULL;
+
+-- The current task of each stateless (2026-07-28) HTTP agent, by the
+-- token's name (issue 22): not an event, never exported, untouched by
+-- rebuild, so every server on the database sees the same current task.
+CREATE TABLE IF NOT EXISTS agent_current (
+    agent TEXT COLLATE "C" PRIMARY KEY,
+    slug  TEXT COLLATE "C"
 );
 
 CREATE TABLE IF NOT EXISTS view_state (

@@ -2,8 +2,10 @@
 //! "Tokens, their grants and revocations live in a table of the database
 //! (hashed; never as events, never exported), so every server honours a
 //! revocation on its next request"). Rows of `tokens(name, sha256, grants,
-//! created)`; `grants` is a comma-separated list. The token text itself is
-//! never stored. The MCP room's `http_tokens` owns the rules (names,
+//! created, last_used, revoked)`, as SQLite's (`store/tokens.rs`, issue
+//! 22): one row per token ever created; a revoked row stays (with its
+//! time) and its name may be used again. `grants` is a comma-separated
+//! list. The token text itself is never stored. The MCP room's `http_tokens` owns the rules (names,
 //! grants, the sentences); this file only reads and writes rows.
 
 use std::sync::Mutex;
@@ -24,53 +26,76 @@ pub struct TokenRow {
     pub grants: Vec<String>,
     /// Creation time, RFC 3339 UTC.
     pub created: String,
+    /// When a request last presented it (RFC 3339 UTC; the server records
+    /// it at most once a minute), if ever.
+    pub last_used: Option<String>,
+    /// When it was revoked, if it was.
+    pub revoked: Option<String>,
+}
+
+/// Every row's columns, oldest first (ties by name, then insertion).
+const SELECT_ROWS: &str = "SELECT name, sha256, grants, created, last_used, revoked FROM tokens ORDER BY created, name, id";
+
+fn token_row(r: &postgres::Row) -> TokenRow {
+    TokenRow {
+        name: r.get(0),
+        sha256: r.get(1),
+        grants: r
+            .get::<_, String>(2)
+            .split(',')
+            .filter(|g| !g.is_empty())
+            .map(str::to_string)
+            .collect(),
+        created: r.get(3),
+        last_used: r.get(4),
+        revoked: r.get(5),
+    }
 }
 
 impl PgStore {
-    /// Every token, oldest first (ties by name). Errors: [`StoreError::Postgres`].
+    /// Every token row, live and revoked, oldest first (ties by name).
+    /// Errors: [`StoreError::Postgres`].
     pub fn tokens(&self) -> Result<Vec<TokenRow>, StoreError> {
         Ok(self
             .client()
-            .query(
-                "SELECT name, sha256, grants, created FROM tokens ORDER BY created, name",
-                &[],
-            )
+            .query(SELECT_ROWS, &[])
             .map_err(pg_err)?
             .iter()
-            .map(|r| TokenRow {
-                name: r.get(0),
-                sha256: r.get(1),
-                grants: r
-                    .get::<_, String>(2)
-                    .split(',')
-                    .filter(|g| !g.is_empty())
-                    .map(str::to_string)
-                    .collect(),
-                created: r.get(3),
-            })
+            .map(token_row)
             .collect())
     }
 
-    /// Adds `row`; `false` when a token of that name exists (nothing
-    /// changed). Errors: [`StoreError::Postgres`].
+    /// Adds `row`; `false` (nothing written) when a live token of that
+    /// name, or a row with that hash, exists. Errors:
+    /// [`StoreError::Postgres`].
     pub fn add_token(&self, row: &TokenRow) -> Result<bool, StoreError> {
         let n = self
             .client()
             .execute(
-                "INSERT INTO tokens(name, sha256, grants, created) VALUES ($1, $2, $3, $4)
-                 ON CONFLICT (name) DO NOTHING",
-                &[&row.name, &row.sha256, &row.grants.join(","), &row.created],
+                "INSERT INTO tokens(name, sha256, grants, created, last_used, revoked)
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT DO NOTHING",
+                &[
+                    &row.name,
+                    &row.sha256,
+                    &row.grants.join(","),
+                    &row.created,
+                    &row.last_used,
+                    &row.revoked,
+                ],
             )
             .map_err(pg_err)?;
         Ok(n == 1)
     }
 
-    /// Removes the token `name`; `false` when there is none. Errors:
-    /// [`StoreError::Postgres`].
-    pub fn remove_token(&self, name: &str) -> Result<bool, StoreError> {
+    /// Revokes the live token `name` at `when` (the row stays); `false`
+    /// when there is none. Errors: [`StoreError::Postgres`].
+    pub fn revoke_token(&self, name: &str, when: &str) -> Result<bool, StoreError> {
         let n = self
             .client()
-            .execute("DELETE FROM tokens WHERE name = $1", &[&name])
+            .execute(
+                "UPDATE tokens SET revoked = $2 WHERE name = $1 AND revoked IS NULL",
+                &[&name, &when],
+            )
             .map_err(pg_err)?;
         Ok(n == 1)
     }
@@ -145,28 +170,22 @@ impl TokenTable {
         v
     }
 
-    /// Every token, oldest first. Errors: [`StoreError::Postgres`].
+    /// Every token row, live and revoked, oldest first. Errors:
+    /// [`StoreError::Postgres`].
     pub fn rows(&self) -> Result<Vec<TokenRow>, StoreError> {
+        self.with(|c| c.query(SELECT_ROWS, &[]))
+            .map(|rows| rows.iter().map(token_row).collect())
+    }
+
+    /// Records that the live token with hash `sha256` was presented at
+    /// `when`. Errors: [`StoreError::Postgres`].
+    pub fn touch(&self, sha256: &str, when: &str) -> Result<(), StoreError> {
         self.with(|c| {
-            c.query(
-                "SELECT name, sha256, grants, created FROM tokens ORDER BY created, name",
-                &[],
+            c.execute(
+                "UPDATE tokens SET last_used = $2 WHERE sha256 = $1 AND revoked IS NULL",
+                &[&sha256, &when],
             )
         })
-        .map(|rows| {
-            rows.iter()
-                .map(|r| TokenRow {
-                    name: r.get(0),
-                    sha256: r.get(1),
-                    grants: r
-                        .get::<_, String>(2)
-                        .split(',')
-                        .filter(|g| !g.is_empty())
-                        .map(str::to_string)
-                        .collect(),
-                    created: r.get(3),
-                })
-                .collect()
-        })
+        .map(|_| ())
     }
 }
