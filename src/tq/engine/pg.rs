@@ -168,14 +168,14 @@ impl Engine {
             }
             // The limit set at the start stands unless planning took a
             // noticeable part of it: then it is shortened to what is left.
-            if started.elapsed() > std::time::Duration::from_millis(5) {
-                if let Err(e) = client.batch_execute(&format!(
+            if started.elapsed() > std::time::Duration::from_millis(5)
+                && let Err(e) = client.batch_execute(&format!(
                     "SET LOCAL statement_timeout = {}",
                     left.as_millis().clamp(1, i32::MAX as u128)
-                )) {
-                    exec_pg::end_read(&mut client, false);
-                    return Err(self.exec_diag(exec_pg::classify(e)));
-                }
+                ))
+            {
+                exec_pg::end_read(&mut client, false);
+                return Err(self.exec_diag(exec_pg::classify(e)));
             }
             let st = exec_pg::read_statement_with(&prepared.plan, opts);
             let out = exec_pg::fetch_rows_cached(
