@@ -12,7 +12,10 @@
 //!
 //! Environment: `CAIRN_BENCH_SIZES=1000,10000` (default `1000,10000,100000`),
 //! `CAIRN_BENCH_LABEL=before` (names the report copy written to
-//! `target/bench-report-LABEL.md`).
+//! `target/bench-report-LABEL.md`), `CAIRN_BENCH_ENGINE=pg` (the PostgreSQL
+//! comparison of `compare/pg.rs` instead: a throwaway cluster, push, every
+//! case against hand PostgreSQL SQL, claim-one, observe with 8 writers;
+//! report in `target/bench-report-pg-LABEL.md`).
 
 #[path = "compare/cases.rs"]
 mod cases;
@@ -24,6 +27,8 @@ mod measure;
 mod memory;
 #[path = "compare/per_task.rs"]
 mod per_task;
+#[path = "compare/pg.rs"]
+mod pg;
 #[path = "support/realistic.rs"]
 mod realistic;
 
@@ -75,6 +80,14 @@ fn main() {
         .filter_map(|s| s.trim().parse().ok())
         .collect();
     let label = std::env::var("CAIRN_BENCH_LABEL").unwrap_or_else(|_| "run".to_string());
+    if std::env::var("CAIRN_BENCH_ENGINE").is_ok_and(|e| e == "pg") {
+        let md = pg::run(&sizes, &target_dir());
+        println!("{md}");
+        let report = target_dir().join(format!("bench-report-pg-{label}.md"));
+        let _ = std::fs::write(&report, &md);
+        eprintln!("report written to {}", report.display());
+        return;
+    }
     let engine = Engine::new();
     let cases = cases();
     let mut timings: Timings = BTreeMap::new();

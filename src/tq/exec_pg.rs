@@ -212,6 +212,86 @@ pub fn fetch_rows(
     p: &Pipeline,
 ) -> Result<Fetched, ExecError> {
     let rows = tx.query(st.sql.as_str(), &params(st)).map_err(classify)?;
+    rows_fetched(&rows, p)
+}
+
+/// At most this many read statements stay prepared per connection (the
+/// cache is emptied when full).
+pub const STATEMENT_CACHE: usize = 256;
+
+/// Starts a read transaction (`READ ONLY`, `REPEATABLE READ`, its
+/// statements cancelled past `limit`) on `client` and reads the catalog
+/// ([`read_catalog`]'s statement) in ONE round trip (the simple query
+/// protocol: one message, three statements). The caller ends the
+/// transaction ([`end_read`]); on an error here it is already rolled back.
+/// Errors: [`ExecError`].
+pub fn begin_read_with_catalog(
+    client: &mut Client,
+    limit: Duration,
+) -> Result<(Vec<String>, BTreeMap<String, String>), ExecError> {
+    let ms = limit.as_millis().clamp(1, i32::MAX as u128);
+    let batch = format!(
+        "START TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET LOCAL statement_timeout = {ms}; {}",
+        crate::store::reader::CATALOG_SQL
+    );
+    let msgs = match client.simple_query(&batch) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = client.batch_execute("ROLLBACK");
+            return Err(classify(e));
+        }
+    };
+    let mut keys = Vec::new();
+    let mut views = BTreeMap::new();
+    for m in &msgs {
+        if let postgres::SimpleQueryMessage::Row(r) = m {
+            let tag = r.get(0).unwrap_or_default();
+            let name = r.get(1).unwrap_or_default().to_string();
+            if tag == "k" {
+                keys.push(name);
+            } else {
+                views.insert(name, r.get(2).unwrap_or_default().to_string());
+            }
+        }
+    }
+    keys.sort();
+    Ok((keys, views))
+}
+
+/// Ends the read transaction of [`begin_read_with_catalog`]: `COMMIT` when
+/// `ok`, else `ROLLBACK`.
+pub fn end_read(client: &mut Client, ok: bool) {
+    let _ = client.batch_execute(if ok { "COMMIT" } else { "ROLLBACK" });
+}
+
+/// Runs `st` on `client` (inside [`begin_read_with_catalog`]'s transaction)
+/// as a statement prepared once per connection and kept in `cache` (one
+/// round trip instead of two), and reads its rows as `p`'s final shape.
+/// Errors: [`ExecError`].
+pub fn fetch_rows_cached(
+    client: &mut Client,
+    cache: &mut std::collections::HashMap<String, postgres::Statement>,
+    st: &Statement,
+    p: &Pipeline,
+) -> Result<Fetched, ExecError> {
+    let prepared = match cache.get(&st.sql) {
+        Some(s) => s.clone(),
+        None => {
+            let s = client.prepare(&st.sql).map_err(classify)?;
+            if cache.len() >= STATEMENT_CACHE {
+                cache.clear();
+            }
+            cache.insert(st.sql.clone(), s.clone());
+            s
+        }
+    };
+    let rows = client.query(&prepared, &params(st)).map_err(classify)?;
+    rows_fetched(&rows, p)
+}
+
+/// Rows of a read statement as `p`'s final shape (grouping left to
+/// [`shape`]).
+pub(crate) fn rows_fetched(rows: &[postgres::Row], p: &Pipeline) -> Result<Fetched, ExecError> {
     let inner = || -> Result<Fetched, postgres::Error> {
         Ok(Fetched::Done(match &p.shaper {
             None => Output::Tasks {
@@ -233,7 +313,7 @@ pub fn fetch_rows(
             Some(Shaper::Select(fields)) => {
                 let types: Vec<FieldType> = fields.iter().map(registry::field_type).collect();
                 let mut out = Vec::with_capacity(rows.len());
-                for r in &rows {
+                for r in rows {
                     let mut cells = Vec::with_capacity(types.len());
                     for (i, ty) in types.iter().enumerate() {
                         cells.push(cell(r, i + 1, *ty)?);
@@ -251,7 +331,7 @@ pub fn fetch_rows(
             Some(Shaper::GroupBy(f)) => {
                 let ty = registry::field_type(f);
                 let mut pairs = Vec::with_capacity(rows.len());
-                for r in &rows {
+                for r in rows {
                     let key = match cell(r, 6, ty)? {
                         Cell::Null => None,
                         c => Some(c.text()),

@@ -55,9 +55,9 @@ fn stmt_err(e: postgres::Error) -> PgWriteError {
     PgWriteError::Exec(exec_pg::classify(e))
 }
 
-fn read_targets(tx: &mut Transaction<'_>, st: &Statement) -> Result<Vec<Target>, PgWriteError> {
-    let rows = tx
-        .query(st.sql.as_str(), &exec_pg::params(st))
+fn read_targets(cx: &mut Cx<'_, '_>, st: &Statement) -> Result<Vec<Target>, PgWriteError> {
+    let rows = cx
+        .query_cached(st.sql.as_str(), &exec_pg::params(st))
         .map_err(stmt_err)?;
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {
@@ -186,7 +186,7 @@ pub(crate) fn run_write(
                 judge,
                 &POSTGRES,
             );
-            let mut targets = read_targets(cx.tx(), &st)?;
+            let mut targets = read_targets(cx, &st)?;
             let events = match m {
                 Mutation::Claim { .. } => {
                     let locked = lock_targets(cx.tx(), targets)?;
@@ -222,8 +222,10 @@ pub(crate) fn run_write(
         judge,
         &POSTGRES,
     );
-    let fetched: Fetched =
-        exec_pg::fetch_rows(cx.tx(), &st, &plan.main).map_err(PgWriteError::Exec)?;
+    let rows = cx
+        .query_cached(st.sql.as_str(), &exec_pg::params(&st))
+        .map_err(stmt_err)?;
+    let fetched: Fetched = exec_pg::rows_fetched(&rows, &plan.main).map_err(PgWriteError::Exec)?;
     Ok(Written {
         fetched,
         appended,

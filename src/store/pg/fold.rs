@@ -30,10 +30,16 @@ struct Stamp<'a> {
 /// otherwise update its row once per event, and PostgreSQL keeps every
 /// version of a row updated in one transaction. [`Cx::flush`] writes them,
 /// one UPDATE per task, before anything reads `tasks` again.
+///
+/// Observations wait here too (event id, task, text, ts) and are inserted
+/// in ONE statement at the flush, their counts added to `obs_count` from
+/// what that statement inserted: a push batch of mostly observations costs
+/// a handful of round trips instead of one per event.
 #[derive(Debug, Default)]
 struct Pending {
     by_slug: HashMap<String, i64>,
     tasks: HashMap<i64, TaskAcc>,
+    obs: Vec<(String, i64, String, i64)>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -71,12 +77,33 @@ impl<'t, 'c> Cx<'t, 'c> {
     }
 
     fn stmt(&mut self, sql: &'static str) -> Result<Statement, postgres::Error> {
-        if let Some(s) = self.stmts.get(sql) {
+        if let Some(s) = self.stmts.fixed.get(sql) {
             return Ok(s.clone());
         }
         let s = self.tx.prepare(sql)?;
-        self.stmts.insert(sql, s.clone());
+        self.stmts.fixed.insert(sql, s.clone());
         Ok(s)
+    }
+
+    /// Runs `sql` (a statement built at run time, e.g. a write query's
+    /// target set) prepared once per connection; its rows.
+    pub(crate) fn query_cached(
+        &mut self,
+        sql: &str,
+        params: Params<'_>,
+    ) -> Result<Vec<Row>, postgres::Error> {
+        let st = match self.stmts.dynamic.get(sql) {
+            Some(s) => s.clone(),
+            None => {
+                let s = self.tx.prepare(sql)?;
+                if self.stmts.dynamic.len() >= crate::tq::exec_pg::STATEMENT_CACHE {
+                    self.stmts.dynamic.clear();
+                }
+                self.stmts.dynamic.insert(sql.to_string(), s.clone());
+                s
+            }
+        };
+        self.tx.query(&st, params)
     }
 
     /// Runs a cached statement; the affected row count.
@@ -113,25 +140,74 @@ impl<'t, 'c> Cx<'t, 'c> {
         self.pending.tasks.entry(id).or_default()
     }
 
-    /// Writes what is pending for `tasks` (widened stamps, counter deltas),
-    /// one UPDATE per task, in id order.
+    /// Writes what is pending: the observations (one INSERT, in fold
+    /// order), then for `tasks` the widened stamps and counter deltas (one
+    /// UPDATE of every touched task, in id order).
     pub(crate) fn flush(&mut self) -> Result<(), postgres::Error> {
-        let mut tasks: Vec<(i64, TaskAcc)> = self.pending.tasks.drain().collect();
-        tasks.sort_by_key(|(id, _)| *id);
-        self.pending.by_slug.clear();
-        for (id, a) in tasks {
-            let (lo, hi) = match a.stamps {
-                Some((lo, hi)) => (Some(lo), Some(hi)),
-                None => (None, None),
-            };
-            self.exec(
-                "UPDATE tasks SET created_ts = LEAST(created_ts, $2), updated_ts = GREATEST(updated_ts, $3),
-                    obs_count = obs_count + $4, child_count = child_count + $5,
-                    lateral_out = lateral_out + $6, lateral_in = lateral_in + $7
-                 WHERE id = $1",
-                &[&id, &lo, &hi, &a.obs, &a.child, &a.lateral_out, &a.lateral_in],
+        if !self.pending.obs.is_empty() {
+            let obs = std::mem::take(&mut self.pending.obs);
+            let mut eids = Vec::with_capacity(obs.len());
+            let mut tasks = Vec::with_capacity(obs.len());
+            let mut texts = Vec::with_capacity(obs.len());
+            let mut ts = Vec::with_capacity(obs.len());
+            let mut tsvs = Vec::with_capacity(obs.len());
+            for (e, t, x, s) in obs {
+                eids.push(e);
+                tasks.push(t);
+                // cairn's own tokens (`pg/search.rs`), the search index.
+                tsvs.push(tsvector_literal(&x));
+                texts.push(x);
+                ts.push(s);
+            }
+            let st = self.stmt(
+                "INSERT INTO observations(event_id, task_id, text, ts, tsv)
+                 SELECT u.e, u.t, u.x, u.s, u.v::tsvector
+                 FROM UNNEST($1::text[], $2::bigint[], $3::text[], $4::bigint[], $5::text[])
+                      WITH ORDINALITY AS u(e, t, x, s, v, n)
+                 ORDER BY u.n
+                 ON CONFLICT DO NOTHING RETURNING task_id",
             )?;
+            for r in self.tx.query(&st, &[&eids, &tasks, &texts, &ts, &tsvs])? {
+                self.acc(r.get(0)).obs += 1;
+            }
         }
+        let mut tasks: Vec<(i64, TaskAcc)> = self.pending.tasks.drain().collect();
+        self.pending.by_slug.clear();
+        if tasks.is_empty() {
+            return Ok(());
+        }
+        tasks.sort_by_key(|(id, _)| *id);
+        let n = tasks.len();
+        let (mut ids, mut lo, mut hi) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        let (mut obs, mut child, mut out, mut inn) = (
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+            Vec::with_capacity(n),
+        );
+        for (id, a) in tasks {
+            ids.push(id);
+            lo.push(a.stamps.map(|s| s.0));
+            hi.push(a.stamps.map(|s| s.1));
+            obs.push(a.obs);
+            child.push(a.child);
+            out.push(a.lateral_out);
+            inn.push(a.lateral_in);
+        }
+        let st = self.stmt(
+            "UPDATE tasks SET created_ts = LEAST(tasks.created_ts, u.lo), updated_ts = GREATEST(tasks.updated_ts, u.hi),
+                obs_count = tasks.obs_count + u.o, child_count = tasks.child_count + u.c,
+                lateral_out = tasks.lateral_out + u.lo2, lateral_in = tasks.lateral_in + u.li
+             FROM UNNEST($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[])
+                  AS u(id, lo, hi, o, c, lo2, li)
+             WHERE tasks.id = u.id",
+        )?;
+        self.tx
+            .execute(&st, &[&ids, &lo, &hi, &obs, &child, &out, &inn])?;
         Ok(())
     }
 }
@@ -490,16 +566,10 @@ fn add_observation(
     text: &str,
     st: Stamp<'_>,
 ) -> Result<(), StoreError> {
-    let tsv = tsvector_literal(text);
-    let n = exec(
-        tx,
-        "INSERT INTO observations(event_id, task_id, text, ts, tsv) VALUES ($1, $2, $3, $4, $5::text::tsvector)
-         ON CONFLICT DO NOTHING",
-        &[&st.eid, &task, &text, &st.ts, &tsv],
-    )?;
-    if n > 0 {
-        tx.acc(task).obs += 1;
-    }
+    // Inserted (and counted) at the next flush.
+    tx.pending
+        .obs
+        .push((st.eid.to_string(), task, text.to_string(), st.ts));
     Ok(())
 }
 

@@ -12,14 +12,28 @@ use crate::store::event::LoggedEvent;
 use crate::store::log::LogLine;
 
 /// Prepared statements by SQL text, kept for the connection's life (one
-/// round trip per statement instead of two).
-pub(crate) type Stmts = std::collections::HashMap<&'static str, postgres::Statement>;
+/// round trip per statement instead of two): the fold's fixed statements,
+/// and the statements a write query lowers to (at most
+/// [`STATEMENT_CACHE`](crate::tq::exec_pg::STATEMENT_CACHE), emptied when
+/// full).
+#[derive(Default)]
+pub(crate) struct Stmts {
+    pub(crate) fixed: std::collections::HashMap<&'static str, postgres::Statement>,
+    pub(crate) dynamic: std::collections::HashMap<String, postgres::Statement>,
+}
+
+impl Stmts {
+    pub(crate) fn new() -> Stmts {
+        Stmts::default()
+    }
+}
 
 /// One project's store on PostgreSQL: a connection whose `search_path` is
 /// the project's schema. Not `Sync`; open one per thread.
 pub struct PgStore {
     client: std::mem::ManuallyDrop<RefCell<postgres::Client>>,
     stmts: RefCell<Stmts>,
+    read_stmts: RefCell<std::collections::HashMap<String, postgres::Statement>>,
     target: PgTarget,
 }
 
@@ -104,6 +118,7 @@ impl PgStore {
         Ok(PgStore {
             client: std::mem::ManuallyDrop::new(RefCell::new(client)),
             stmts: RefCell::new(Stmts::new()),
+            read_stmts: RefCell::new(std::collections::HashMap::new()),
             target: target.clone(),
         })
     }
@@ -122,6 +137,12 @@ impl PgStore {
     /// The connection's prepared-statement cache (the fold's).
     pub(crate) fn stmts(&self) -> RefMut<'_, Stmts> {
         self.stmts.borrow_mut()
+    }
+
+    /// The connection's prepared TQ read statements, by SQL text
+    /// (`tq::exec_pg::fetch_rows_cached`).
+    pub fn read_stmts(&self) -> RefMut<'_, std::collections::HashMap<String, postgres::Statement>> {
+        self.read_stmts.borrow_mut()
     }
 
     /// The number of events in the log. Errors: [`StoreError::Postgres`].

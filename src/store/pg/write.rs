@@ -88,10 +88,12 @@ impl PgStore {
         let mut stmts = self.stmts();
         for attempt in 0..WRITE_ATTEMPTS {
             let mut tx = client.transaction().map_err(pg_err)?;
-            let locked = tx.execute(
-                "SELECT pg_advisory_xact_lock(hashtext('cairn.write.' || $1::text))",
-                &[&schema],
-            );
+            // The same key as `hashtext('cairn.write.' || schema)`, in
+            // one simple-protocol round trip (no prepare).
+            let locked = tx.batch_execute(&format!(
+                "SELECT pg_advisory_xact_lock(hashtext('cairn.write.{}'))",
+                schema.replace('\'', "''")
+            ));
             let result = match locked {
                 Ok(_) => {
                     let mut cx = Cx::new(&mut tx, &mut stmts);
@@ -147,10 +149,19 @@ pub(crate) fn append(tx: &mut Cx<'_, '_>, events: &[NewEvent]) -> Result<Vec<i64
     for ev in events {
         validate(ev)?;
         refuse_nul(ev)?;
-        let Some((ev, data, key)) = resolve_repeat(tx, ev)? else {
+        let Some((ev, data, key, last)) = resolve_repeat(tx, ev)? else {
             continue;
         };
-        let prev = prev_session(tx, &ev.task_id, &ev.session_id)?;
+        let prev = match last {
+            Some((s, p)) => {
+                if s != ev.session_id {
+                    Some(s)
+                } else {
+                    p
+                }
+            }
+            None => None,
+        };
         let line = LogLine {
             event_id: new_event_id(),
             event_key: key,
@@ -175,40 +186,23 @@ pub(crate) fn append(tx: &mut Cx<'_, '_>, events: &[NewEvent]) -> Result<Vec<i64
     Ok(seqs)
 }
 
-/// The previous distinct session of `task` for an event by `session`.
-fn prev_session(tx: &mut Cx<'_, '_>, task: &str, session: &str) -> Result<Option<String>, TxError> {
-    let last = tx
-        .opt(
-            "SELECT session_id, prev_session_id FROM events WHERE task_id = $1
-             ORDER BY seq DESC LIMIT 1",
-            &[&task],
-        )
-        .map_err(tx_err)?;
-    Ok(match last {
-        Some(r) => {
-            let s: String = r.get(0);
-            if s != session { Some(s) } else { r.get(1) }
-        }
-        None => None,
-    })
-}
+/// The subject's newest event (session, previous session), when it has one.
+type Last = Option<(String, Option<String>)>;
 
 /// The event as it will be stored (salted when an older equal event
-/// exists), its canonical data and key; `None` when it repeats the
-/// subject's newest event.
+/// exists), its canonical data and key, and the subject's newest event
+/// (for `prev_session_id`); `None` when it repeats the subject's newest
+/// event. The subject's newest event and the first key are looked up in
+/// ONE statement (the common case: no equal event).
 fn resolve_repeat(
     tx: &mut Cx<'_, '_>,
     ev: &NewEvent,
-) -> Result<Option<(NewEvent, String, String)>, TxError> {
-    let newest: Option<i64> = tx
-        .one(
-            "SELECT max(seq) FROM events WHERE task_id = $1",
-            &[&ev.task_id],
-        )
-        .map_err(tx_err)?
-        .get(0);
+) -> Result<Option<(NewEvent, String, String, Last)>, TxError> {
     let mut candidate = ev.clone();
     let mut repeat: i64 = 0;
+    let mut newest: Option<i64> = None;
+    let mut last: Last = None;
+    let mut first = true;
     loop {
         let data = canonical_json(&candidate.data);
         let key = event_key(
@@ -218,12 +212,30 @@ fn resolve_repeat(
             &candidate.session_id,
             &data,
         );
-        let existing: Option<i64> = tx
-            .opt("SELECT seq FROM events WHERE event_key = $1", &[&key])
-            .map_err(tx_err)?
-            .map(|r| r.get(0));
+        let existing: Option<i64> = if first {
+            first = false;
+            let r = tx
+                .one(
+                    "SELECT l.seq, l.session_id, l.prev_session_id,
+                            (SELECT seq FROM events WHERE event_key = $2)
+                     FROM (SELECT 1) x LEFT JOIN LATERAL (
+                         SELECT seq, session_id, prev_session_id FROM events
+                         WHERE task_id = $1 ORDER BY seq DESC LIMIT 1) l ON TRUE",
+                    &[&ev.task_id, &key],
+                )
+                .map_err(tx_err)?;
+            newest = r.get(0);
+            if newest.is_some() {
+                last = Some((r.get(1), r.get(2)));
+            }
+            r.get(3)
+        } else {
+            tx.opt("SELECT seq FROM events WHERE event_key = $1", &[&key])
+                .map_err(tx_err)?
+                .map(|r| r.get(0))
+        };
         match existing {
-            None => return Ok(Some((candidate, data, key))),
+            None => return Ok(Some((candidate, data, key, last))),
             Some(seq) if Some(seq) == newest => return Ok(None),
             Some(_) => {}
         }

@@ -140,26 +140,51 @@ impl Engine {
         }
         let deadline = Instant::now() + self.time_limit;
         let fetched = {
+            // Three round trips: begin + time limit + catalog in one
+            // message, the query's statement (prepared once per
+            // connection), commit.
+            let started = Instant::now();
             let mut client = store.client();
             let _watchdog = Watchdog::start(self, store, client.cancel_token());
-            let mut tx = exec_pg::read_transaction(&mut client, Some(self.time_limit))
+            let (keys, views) = exec_pg::begin_read_with_catalog(&mut client, self.time_limit)
                 .map_err(|e| self.exec_diag(e))?;
-            let (keys, views) = exec_pg::read_catalog(&mut tx).map_err(|e| self.exec_diag(e))?;
-            let prepared = self.plan_with(keys, views, session, surface, compile)?;
+            let prepared = match self.plan_with(keys, views, session, surface, compile) {
+                Ok(p) => p,
+                Err(d) => {
+                    exec_pg::end_read(&mut client, false);
+                    return Err(d);
+                }
+            };
             if prepared.plan.writes() {
-                drop(tx);
+                exec_pg::end_read(&mut client, false);
                 drop(_watchdog);
                 drop(client);
                 return self.execute_write_pg(store, session, &prepared.plan);
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
+                exec_pg::end_read(&mut client, false);
                 return Err(self.limit_error());
             }
-            exec_pg::set_limit(&mut tx, left).map_err(|e| self.exec_diag(e))?;
+            // The limit set at the start stands unless planning took a
+            // noticeable part of it: then it is shortened to what is left.
+            if started.elapsed() > std::time::Duration::from_millis(5)
+                && let Err(e) = client.batch_execute(&format!(
+                    "SET LOCAL statement_timeout = {}",
+                    left.as_millis().clamp(1, i32::MAX as u128)
+                ))
+            {
+                exec_pg::end_read(&mut client, false);
+                return Err(self.exec_diag(exec_pg::classify(e)));
+            }
             let st = exec_pg::read_statement_with(&prepared.plan, opts);
-            let out = exec_pg::fetch_rows(&mut tx, &st, &prepared.plan.main);
-            let _ = tx.commit();
+            let out = exec_pg::fetch_rows_cached(
+                &mut client,
+                &mut store.read_stmts(),
+                &st,
+                &prepared.plan.main,
+            );
+            exec_pg::end_read(&mut client, out.is_ok());
             out.map_err(|e| self.exec_diag(e))?
         };
         let shaping = Deadline::at(deadline).with_pause(self.shaping_pause);

@@ -114,8 +114,13 @@ impl Lower {
                 "SELECT e.dst_id FROM {cur} y JOIN edges e ON e.src_id = y.id AND e.type IN ({})",
                 lateral.join(", ")
             ));
+            // LATERAL: each reached task probes `tasks_parent` and
+            // `edges_src`. A plain join with the union of both relations
+            // is planned by PostgreSQL as a hash join that scans all of
+            // `tasks` and `edges` at every iteration (4× slower at 10k
+            // tasks; docs/performance.md "PostgreSQL (issue 21)").
             arms.push(format!(
-                "SELECT n.id FROM {name} y JOIN (SELECT c.parent_task_id AS src, c.id FROM tasks c UNION ALL SELECT e.src_id, e.dst_id FROM edges e WHERE e.type IN ({})) n ON n.src = y.id",
+                "SELECT n.id FROM {name} y CROSS JOIN LATERAL (SELECT c.id FROM tasks c WHERE c.parent_task_id = y.id UNION ALL SELECT e.dst_id FROM edges e WHERE e.src_id = y.id AND e.type IN ({})) n",
                 lateral.join(", ")
             ));
             self.ctes

@@ -63,6 +63,8 @@ pub trait Dialect: Sync {
     /// (SQLite); false when it must name itself once, in the last arm
     /// (PostgreSQL).
     fn multi_recursive_arms(&self) -> bool;
+    /// The predicate `e` with NULL read as false (a non-NULL truth value).
+    fn null_false(&self, e: &str) -> String;
 }
 
 /// SQLite (3.35+: `MATERIALIZED`, window functions, JSON1); the registered
@@ -159,6 +161,10 @@ impl Dialect for Sqlite {
 
     fn multi_recursive_arms(&self) -> bool {
         true
+    }
+
+    fn null_false(&self, e: &str) -> String {
+        format!("COALESCE({e}, 0)")
     }
 }
 

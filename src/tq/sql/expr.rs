@@ -181,18 +181,14 @@ impl Lower {
                 if self.never_null(v) {
                     format!("({e} = {operand})")
                 } else {
-                    format!("COALESCE({e} = {operand}, {})", self.no())
+                    self.d.null_false(&format!("{e} = {operand}"))
                 }
             }
             Pred::Has(f) => format!("({} IS NOT NULL)", self.field(f, row)),
             Pred::Matches(f, s) => {
                 let e = self.field(f, row);
                 let p = self.text(s);
-                format!(
-                    "COALESCE({}, {})",
-                    self.d.contains_folded(&e, &p),
-                    self.no()
-                )
+                self.d.null_false(&self.d.contains_folded(&e, &p))
             }
             Pred::Compare(cmp, v, n) => {
                 let (e, ty) = self.value(v, row);
@@ -211,21 +207,20 @@ impl Lower {
                 if self.never_null(v) {
                     format!("({e} {op} {p})")
                 } else {
-                    format!("COALESCE({e} {op} {p}, {})", self.no())
+                    self.d.null_false(&format!("{e} {op} {p}"))
                 }
             }
             Pred::Date(op, f, d) => {
                 let e = self.field(f, row);
                 let start = d.midnight().assume_utc().unix_timestamp();
                 let s = self.int(start);
-                let no = self.no();
                 match op {
                     DateOp::On => {
                         let end = self.int(start + 86_400);
-                        format!("COALESCE({e} >= {s} AND {e} < {end}, {no})")
+                        self.d.null_false(&format!("{e} >= {s} AND {e} < {end}"))
                     }
-                    DateOp::Since => format!("COALESCE({e} >= {s}, {no})"),
-                    DateOp::Before => format!("COALESCE({e} < {s}, {no})"),
+                    DateOp::Since => self.d.null_false(&format!("{e} >= {s}")),
+                    DateOp::Before => self.d.null_false(&format!("{e} < {s}")),
                 }
             }
             Pred::And(ps) => self.junction(ps, row, " AND ", self.d.truth(true)),
