@@ -180,7 +180,7 @@ impl Cx {
             project: root,
             rule: location::Rule::Flag,
         };
-        Ok(Cx::with(Db::Pg(store), loc))
+        Ok(Cx::with(Db::Pg(Box::new(store)), loc))
     }
 
     /// Opens the store for a read verb (`show`, `log`, `search`, `ls`,

@@ -253,7 +253,7 @@ pub(super) fn call_cmd(
     if let Some(t) = pg {
         // PostgreSQL: no file beside a cairn.db keeps the verbs' current
         // task; --current names one for this call.
-        let db = Db::Pg(PgStore::open(t)?);
+        let db = Db::Pg(Box::new(PgStore::open(t)?));
         let mut session = crate::cli::identity::session();
         if let Some(slug) = current {
             session.switch_to(crate::store::slug::strip_depot(slug.trim()));

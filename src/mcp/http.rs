@@ -468,10 +468,10 @@ fn open_server(
     root: &std::path::Path,
 ) -> Result<CairnServer, std::io::Error> {
     let store = match pg {
-        Some(t) => crate::store::Db::Pg(
+        Some(t) => crate::store::Db::Pg(Box::new(
             tokio::task::block_in_place(|| crate::store::pg::PgStore::open(t))
                 .map_err(std::io::Error::other)?,
-        ),
+        )),
         None => crate::store::Db::Sqlite(Store::open(db).map_err(std::io::Error::other)?),
     };
     let mut session = Session::with_grants(identity.grants.clone());

@@ -84,7 +84,7 @@ pub fn init_tracing() {
 pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
     init_tracing();
     let store = match &opts.pg {
-        Some(t) => Db::Pg(PgStore::open(t)?),
+        Some(t) => Db::Pg(Box::new(PgStore::open(t)?)),
         None => Db::Sqlite(Store::open(&opts.db)?),
     };
     if std::io::stdin().is_terminal() {

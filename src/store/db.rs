@@ -18,12 +18,14 @@ use super::search::{self, SearchHit};
 use super::write::{WriteReport, WriteTx};
 
 /// One project's store: the embedded SQLite file or a PostgreSQL schema.
+// One per session or command: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Db {
     /// `cairn.db` (the default).
     Sqlite(Store),
     /// A schema of a PostgreSQL database (`--db postgres://…`).
-    Pg(PgStore),
+    Pg(Box<PgStore>),
 }
 
 /// What a write closure may do inside [`Db::write_with`]'s one transaction,
