@@ -215,9 +215,7 @@ pub fn fetch_rows(
     rows_fetched(&rows, p)
 }
 
-/// At most this many read statements stay prepared per connection (the
-/// cache is emptied when full).
-pub const STATEMENT_CACHE: usize = 256;
+pub use crate::store::pg::handle::STATEMENT_CACHE;
 
 /// Starts a read transaction (`READ ONLY`, `REPEATABLE READ`, its
 /// statements cancelled past `limit`) on `client` and reads the catalog

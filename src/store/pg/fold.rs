@@ -96,7 +96,7 @@ impl<'t, 'c> Cx<'t, 'c> {
             Some(s) => s.clone(),
             None => {
                 let s = self.tx.prepare(sql)?;
-                if self.stmts.dynamic.len() >= crate::tq::exec_pg::STATEMENT_CACHE {
+                if self.stmts.dynamic.len() >= super::handle::STATEMENT_CACHE {
                     self.stmts.dynamic.clear();
                 }
                 self.stmts.dynamic.insert(sql.to_string(), s.clone());

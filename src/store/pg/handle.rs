@@ -11,10 +11,14 @@ use crate::store::error::StoreError;
 use crate::store::event::LoggedEvent;
 use crate::store::log::LogLine;
 
+/// At most this many read statements stay prepared per connection (the
+/// cache is emptied when full).
+pub const STATEMENT_CACHE: usize = 256;
+
 /// Prepared statements by SQL text, kept for the connection's life (one
 /// round trip per statement instead of two): the fold's fixed statements,
 /// and the statements a write query lowers to (at most
-/// [`STATEMENT_CACHE`](crate::tq::exec_pg::STATEMENT_CACHE), emptied when
+/// [`STATEMENT_CACHE`], emptied when
 /// full).
 #[derive(Default)]
 pub(crate) struct Stmts {
