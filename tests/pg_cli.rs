@@ -295,3 +295,45 @@ fn urls_schemas_and_verify_json() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(" schema pushed_here in "), "{out}");
 }
+
+/// `push --json` and `export --json` (issue 27: `--json` on every command
+/// that prints a result).
+#[test]
+fn push_and_export_speak_json() {
+    let Some(url) = pg::url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    let (_, err, code) = cairn_in(dir.path(), &["add", "json task here"]);
+    assert_eq!(code, 0, "{err}");
+    let (out, err, code) = cairn_in(dir.path(), &["push", &url, "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (
+            v["read"].as_u64(),
+            v["added"].as_u64(),
+            v["already_there"].as_u64(),
+            v["digest_ok"].as_bool()
+        ),
+        (Some(1), Some(1), Some(0), Some(true))
+    );
+    assert_eq!(v["source_digest"], v["target_digest"]);
+    let exp = dir.path().join("exp");
+    let (out, err, code) = cairn_in(
+        dir.path(),
+        &[
+            "--db",
+            &url,
+            "export",
+            "--logs",
+            exp.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        (v["events"].as_u64(), v["tasks"].as_u64()),
+        (Some(1), Some(1))
+    );
+}

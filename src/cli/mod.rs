@@ -262,6 +262,8 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
         /// The target: postgres://USER@HOST/DB (schema: --pg-schema, else
         /// ?options=-csearch_path%3DNAME, else cairn).
         url: String,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Write the per-task NDJSON logs of the store (SQLite or PostgreSQL)
     /// into DIR (a backup git can hold; `cairn import`/`push` read it back).
@@ -271,6 +273,8 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
         /// tasks/ must be empty or missing).
         #[arg(long, value_name = "DIR")]
         logs: PathBuf,
+        #[command(flatten)]
+        out: JsonFlag,
     },
     /// Import the original tool's store (its .kli/ directory, or a project
     /// holding one) into this store, once: a second import changes nothing.
@@ -378,9 +382,9 @@ fn run_pg(cli: &Cli, t: &crate::store::pg::PgTarget) -> anyhow::Result<ExitCode>
         Command::Where(_) => pg_cmds::where_cmd(t, cli.db.is_some()),
         Command::Verify(j) => pg_cmds::verify_cmd(t, j.json),
         Command::Rebuild { from_logs, .. } => pg_cmds::rebuild_cmd(t, *from_logs),
-        Command::Export { logs } => pg_cmds::export_pg(t, logs),
-        Command::Push { url } => {
-            pg_cmds::push_cmd(cli.db.as_deref(), url, cli.pg_schema.as_deref())
+        Command::Export { logs, out } => pg_cmds::export_pg(t, logs, out.json),
+        Command::Push { url, out } => {
+            pg_cmds::push_cmd(cli.db.as_deref(), url, cli.pg_schema.as_deref(), out.json)
         }
         Command::Serve { grant, http } => mcp_cmds::serve_cmd(None, grant, http, Some(t)),
         Command::Call {
@@ -510,7 +514,9 @@ fn run_sqlite(cli: &Cli) -> anyhow::Result<ExitCode> {
             session,
             task,
         } => store_cmds::stress_append(cli.db.as_deref(), *count, session, task),
-        Command::Push { url } => pg_cmds::push_cmd(db, url, cli.pg_schema.as_deref()),
-        Command::Export { logs } => pg_cmds::export_sqlite(db, logs),
+        Command::Push { url, out } => {
+            pg_cmds::push_cmd(db, url, cli.pg_schema.as_deref(), out.json)
+        }
+        Command::Export { logs, out } => pg_cmds::export_sqlite(db, logs, out.json),
     }
 }

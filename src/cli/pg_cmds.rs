@@ -129,6 +129,7 @@ pub(super) fn push_cmd(
     flag: Option<&Path>,
     url: &str,
     schema: Option<&str>,
+    json: bool,
 ) -> anyhow::Result<ExitCode> {
     if flag.is_some_and(|f| is_pg_url(&f.to_string_lossy())) {
         anyhow::bail!(
@@ -150,6 +151,26 @@ pub(super) fn push_cmd(
     pb.finish_and_clear();
     let report = report?;
     let secs = started.elapsed().as_secs_f64();
+    let (here, there) = (source.digest()?, target.digest()?);
+    let ok = here == there;
+    if json {
+        emit(&serde_json::to_string_pretty(&serde_json::json!({
+            "read": report.read,
+            "added": report.added,
+            "already_there": report.read - report.added,
+            "target": t.shown,
+            "schema": t.schema,
+            "seconds": (secs * 10.0).round() / 10.0,
+            "digest_ok": ok,
+            "source_digest": here,
+            "target_digest": there,
+        }))?)?;
+        return Ok(if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
     emit(&format!(
         "push: {} events read, {} added ({} already there) into {} schema {} in {secs:.1} s",
         report.read,
@@ -158,8 +179,7 @@ pub(super) fn push_cmd(
         t.shown,
         t.schema
     ))?;
-    let (here, there) = (source.digest()?, target.digest()?);
-    if here == there {
+    if ok {
         emit(&format!(
             "digest: ok — both engines fold to {}",
             here.get(..12).unwrap_or(&here)
@@ -178,24 +198,40 @@ pub(super) fn push_cmd(
 }
 
 /// `cairn export --logs DIR` from a PostgreSQL store.
-pub(super) fn export_pg(t: &PgTarget, dir: &Path) -> anyhow::Result<ExitCode> {
+pub(super) fn export_pg(t: &PgTarget, dir: &Path, json: bool) -> anyhow::Result<ExitCode> {
     let store = open(t)?;
     let lines = store.log_lines()?;
-    export_line(dir, &lines)
+    export_line(dir, &lines, json)
 }
 
 /// `cairn export --logs DIR` from the SQLite store `flag` names.
-pub(super) fn export_sqlite(flag: Option<&Path>, dir: &Path) -> anyhow::Result<ExitCode> {
+pub(super) fn export_sqlite(
+    flag: Option<&Path>,
+    dir: &Path,
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let loc = location::resolve_from_env(flag)?;
     if !Store::exists_at(&loc.db)? {
         anyhow::bail!("no store at {} to export", loc.db.display());
     }
     let store = Store::open(&loc.db)?;
-    export_line(dir, &source_events(&store)?)
+    export_line(dir, &source_events(&store)?, json)
 }
 
-fn export_line(dir: &Path, lines: &[crate::store::log::LogLine]) -> anyhow::Result<ExitCode> {
+fn export_line(
+    dir: &Path,
+    lines: &[crate::store::log::LogLine],
+    json: bool,
+) -> anyhow::Result<ExitCode> {
     let report = export_logs(dir, lines)?;
+    if json {
+        emit(&serde_json::to_string_pretty(&serde_json::json!({
+            "events": report.lines,
+            "tasks": report.tasks,
+            "dir": dir.join("tasks").display().to_string(),
+        }))?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     emit(&format!(
         "export: wrote {} events into {} task logs under {}",
         report.lines,
