@@ -149,6 +149,20 @@ fn connections(pid: u32, db: &Path) -> usize {
         .count()
 }
 
+/// The count of [`connections`] once it reaches `want` (or after 10 s): a
+/// watcher opens its reader and the process's commit signal
+/// (`store::commits`) on a thread of their own, and close them a tick after
+/// the last subscription goes.
+async fn settled(pid: u32, db: &Path, want: usize) -> usize {
+    for _ in 0..200 {
+        if connections(pid, db) == want {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    connections(pid, db)
+}
+
 fn store() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("cairn.db");
@@ -201,15 +215,16 @@ async fn a_subscribed_task_hears_another_process_and_nothing_else() {
     let (c, mut rx, pid) = spawn_pid(&db, "claude-code", &dir.path().join("err.log")).await;
     let uri_a = format!("cairn://tasks/{a}");
     read_text(&c, &uri_a).await.unwrap();
-    // No subscription: no watcher, no connection of its own.
+    // No subscription: no watcher, no connection of its own. With one: the
+    // watcher's reader and the process's commit signal.
     let idle = connections(pid, &db);
     c.subscribe(SubscribeRequestParams::new(uri_a.clone()))
         .await
         .unwrap();
-    assert_eq!(connections(pid, &db), idle + 1);
+    assert_eq!(settled(pid, &db, idle + 2).await, idle + 2);
 
     // Seven writes to A from another process: each notifies A within 1 s.
-    // Each write starts at another phase of the 250 ms poll, so the
+    // Each write starts at another phase of the 10 ms commit signal, so the
     // latencies sample the whole interval.
     let mut latencies = Vec::new();
     for round in 0..7u64 {
@@ -243,7 +258,7 @@ async fn a_subscribed_task_hears_another_process_and_nothing_else() {
         .await
         .unwrap();
     // Still one watcher for the session.
-    assert_eq!(connections(pid, &db), idle + 1);
+    assert_eq!(connections(pid, &db), idle + 2);
     observe(&db, &b, "now heard").await;
     assert_eq!(
         next(&mut rx, Duration::from_secs(1)).await.map(|n| n.0),
@@ -272,8 +287,9 @@ async fn a_subscribed_task_hears_another_process_and_nothing_else() {
     observe(&db, &a, "after unsubscribe").await;
     observe(&db, &b, "after unsubscribe").await;
     assert_eq!(next(&mut rx, Duration::from_millis(1500)).await, None);
-    // The last subscription gone, the watcher stopped and closed its connection.
-    assert_eq!(connections(pid, &db), idle);
+    // The last subscription gone, the watcher stopped and closed its
+    // connection, and the commit signal with it.
+    assert_eq!(settled(pid, &db, idle).await, idle);
 
     // Unknown tasks and foreign URIs are refused.
     let e = c

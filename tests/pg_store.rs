@@ -245,3 +245,25 @@ fn push_refuses_a_task_from_another_history() {
         0
     );
 }
+
+/// The change counter on PostgreSQL hears a commit that arrived while its
+/// connection sat idle, with no query in between (issue 22: the watcher
+/// polls `moved()`; a non-blocking read of the client's queue never let the
+/// socket be read, so a subscriber heard writes only at the next forced
+/// view refresh, 5 s later — found by `cargo bench --bench notify`).
+#[test]
+fn the_change_counter_hears_a_commit_on_an_idle_connection() {
+    let Some(url) = pg::url() else { return };
+    let target = PgTarget::parse(&url, None).unwrap();
+    let store = PgStore::open(&target).unwrap();
+    let mut counter = cairn::store::changes::ChangeCounter::open_pg(&target).unwrap();
+    assert!(!counter.moved().unwrap());
+    store
+        .write(&[NewEvent::task_create("s", 1, "idle", None, None)])
+        .unwrap();
+    // Let the notification reach the listener's socket, unread.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(counter.moved().unwrap());
+    assert!(!counter.moved().unwrap());
+    assert_eq!(counter.high_water().unwrap(), 1);
+}

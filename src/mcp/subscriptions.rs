@@ -1,9 +1,11 @@
 //! Resource subscriptions of one MCP session (spec/tq.md §9 "Changes";
 //! docs/mcp.md "Resources and subscriptions"). `resources/subscribe` on a
 //! task or view URI adds an entry; while the session holds at least one, ONE
-//! background task per session polls the store's change counter
-//! ([`crate::store::changes::ChangeCounter`]) every [`POLL_INTERVAL`], and at
-//! once after a writing tool call of this process ([`wrote`]). When it
+//! background task per session (the watcher) wakes at every commit to the
+//! store — the process's commit signal ([`crate::store::commits`]: one
+//! thread per store, `data_version` every 10 ms on SQLite, `LISTEN` on
+//! PostgreSQL) — at once after a writing tool call of this process
+//! ([`wrote`]), and every [`SIGNALLED_TICK`] otherwise. When the store
 //! moved, one statement names the subscribed tasks that events touched since
 //! the last poll, and each gets `notifications/resources/updated`; each
 //! subscribed view is re-run and notified when its text changed (views are
@@ -34,10 +36,14 @@ use super::server::{CairnServer, Launch, RootsPolicy, State};
 use crate::session::Capability;
 use crate::store::changes::ChangeCounter;
 
-/// How often the change counter is read while a subscription exists: the
-/// longest another process's write waits to be heard (issue 22: within
-/// 100 ms).
+/// How often a watcher reads the change counter when the process's commit
+/// signal could not start ([`crate::store::commits`]): the longest another
+/// process's write then waits to be heard (issue 22: within 100 ms).
 pub const POLL_INTERVAL: Duration = Duration::from_millis(100);
+
+/// How often a watcher wakes with no commit while the signal runs (a claim
+/// can lapse with no event; views re-run every [`VIEW_REFRESH`]).
+pub const SIGNALLED_TICK: Duration = Duration::from_secs(1);
 
 /// This process's writes: a generation bumped after every writing tool call
 /// ([`wrote`]), which wakes every watcher at once, so a session hears its
@@ -50,6 +56,10 @@ static LOCAL_WRITES: std::sync::LazyLock<tokio::sync::watch::Sender<u64>> =
 pub fn wrote() {
     LOCAL_WRITES.send_modify(|g| *g = g.wrapping_add(1));
 }
+
+/// The most pre-acknowledgment marks a session keeps for streams that
+/// have not started yet.
+const MAX_PENDING_MARKS: usize = 64;
 
 /// How often subscribed views are re-run even when nothing committed.
 pub const VIEW_REFRESH: Duration = Duration::from_secs(5);
@@ -112,6 +122,9 @@ struct Subs {
     mark: i64,
     /// Cancels the running watcher; `None` when none runs.
     stop: Option<CancellationToken>,
+    /// Marks taken by [`CairnServer::accepted_filter`] before rmcp sent a
+    /// `subscriptions/listen` acknowledgment, waiting for their stream.
+    pending: Vec<i64>,
 }
 
 /// A session's subscriptions (cheap to clone: one shared table).
@@ -290,8 +303,34 @@ impl CairnServer {
         }
         if !uris.is_empty() {
             accepted.resource_subscriptions = Some(uris);
+            // rmcp acknowledges BEFORE it calls `listen`: the stream's mark
+            // is taken now, so a write right after the acknowledgment (by
+            // this client or anyone it told) is heard, not folded into it.
+            if let Some(mark) = self.mark_now() {
+                let mut subs = self.subs.lock();
+                subs.pending.push(mark);
+                // Acknowledged streams that never started: keep the oldest.
+                if subs.pending.len() > MAX_PENDING_MARKS {
+                    subs.pending.sort_unstable();
+                    subs.pending.truncate(MAX_PENDING_MARKS);
+                }
+            }
         }
         accepted
+    }
+
+    /// The store's event count now (a lower bound of the newest `seq`: a
+    /// lower mark can only notify once more, never miss), read on a
+    /// thread of its own (this runs inside rmcp's async handler and the
+    /// PostgreSQL client must not block a runtime thread); `None` when the
+    /// read fails (the stream then takes its mark when it starts).
+    fn mark_now(&self) -> Option<i64> {
+        std::thread::scope(|s| {
+            s.spawn(|| self.lock().store.r().event_count().ok())
+                .join()
+                .ok()
+                .flatten()
+        })
     }
 
     /// Serves one `subscriptions/listen` stream (the acknowledgment already
@@ -314,6 +353,16 @@ impl CairnServer {
             }
             return Ok(());
         }
+        // The earliest mark taken before an acknowledgment (concurrent
+        // listens may pair up differently; the earliest never misses).
+        let early = {
+            let mut subs = self.subs.lock();
+            let min = subs.pending.iter().copied().min();
+            if let Some(i) = subs.pending.iter().position(|m| Some(*m) == min) {
+                subs.pending.swap_remove(i);
+            }
+            min
+        };
         let mut server = self.clone();
         server.subs = Subscriptions::default();
         let reader = server.clone();
@@ -350,7 +399,7 @@ impl CairnServer {
         }
         server.subs.start(
             counter,
-            mark,
+            early.map_or(mark, |e| e.min(mark)),
             Outlet::Listen(ctx.sink().clone()),
             server.downgrade(),
         );
@@ -474,9 +523,19 @@ impl Subscriptions {
     /// One poll: the URIs to notify, in order (tasks then views, each
     /// sorted). `force_views` re-runs the views even when nothing committed.
     /// A failed read of the counter notifies nothing (logged).
-    fn poll(&self, counter: &mut ChangeCounter, reread: &dyn Reread, force_views: bool) -> Poll {
+    fn poll(
+        &self,
+        counter: &mut ChangeCounter,
+        reread: &dyn Reread,
+        force_views: bool,
+        hint: bool,
+    ) -> Poll {
+        // After a commit signal or a write of this process the log is read
+        // whatever this counter says: its own PostgreSQL listener may not
+        // have received the NOTIFY yet (the mark keeps a second look from
+        // notifying twice).
         let moved = match counter.moved() {
-            Ok(m) => m,
+            Ok(m) => m || hint,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot read the change counter");
                 return Poll::Notify(Vec::new());
@@ -587,10 +646,14 @@ enum Poll {
     Gone,
 }
 
-/// The watcher: every [`POLL_INTERVAL`], and at once after a write of this
-/// process ([`wrote`]), a [`Subscriptions::poll`] on the
-/// blocking pool, then one notification per URI it names. Ends on `stop`,
-/// a closed transport, a failed send, or a session that went away.
+/// The watcher: at once after a commit to the store (the process's commit
+/// signal, [`crate::store::commits`]: one thread per store, however many
+/// sessions listen) and after a write of this process ([`wrote`]), else
+/// every [`SIGNALLED_TICK`] (every [`POLL_INTERVAL`] when the signal could
+/// not start), a [`Subscriptions::poll`] on the blocking pool, then one
+/// notification per URI it names. The first poll runs at once: a commit
+/// between the mark and the signal's start is read then. Ends on `stop`, a
+/// closed transport, a failed send, or a session that went away.
 async fn watch(
     subs: Subscriptions,
     counter: ChangeCounter,
@@ -598,17 +661,41 @@ async fn watch(
     reread: Arc<dyn Reread>,
     stop: CancellationToken,
 ) {
+    let Ok((counter, signal)) = tokio::task::spawn_blocking(move || {
+        let signal = counter.commits();
+        (counter, signal)
+    })
+    .await
+    else {
+        return;
+    };
+    let mut commits = match signal {
+        Ok(rx) => Some(rx),
+        Err(e) => {
+            tracing::warn!(error = %e, "no commit signal; polling");
+            None
+        }
+    };
     let mut counter = Some(counter);
     let mut views_at = Instant::now();
     let mut local = LOCAL_WRITES.subscribe();
+    let mut first = true;
     loop {
-        tokio::select! {
-            _ = stop.cancelled() => break,
-            _ = tokio::time::sleep(POLL_INTERVAL) => {}
-            // A write of this process: poll now (a missed wake-up cannot
-            // happen: `changed` remembers the generation last seen).
-            _ = local.changed() => {}
-        }
+        let tick = if commits.is_some() {
+            SIGNALLED_TICK
+        } else {
+            POLL_INTERVAL
+        };
+        let hint = first
+            || tokio::select! {
+                _ = stop.cancelled() => break,
+                _ = tokio::time::sleep(tick) => false,
+                // A write of this process: poll now (a missed wake-up cannot
+                // happen: `changed` remembers the generation last seen).
+                _ = local.changed() => true,
+                moved = next_commit(&mut commits) => moved,
+            };
+        first = false;
         local.mark_unchanged();
         if outlet.closed() {
             break;
@@ -620,7 +707,7 @@ async fn watch(
         }
         let (s, r) = (subs.clone(), reread.clone());
         let job = tokio::task::spawn_blocking(move || {
-            let poll = s.poll(&mut c, r.as_ref(), force);
+            let poll = s.poll(&mut c, r.as_ref(), force, hint);
             (c, poll)
         });
         let Ok((c, poll)) = job.await else { break };
@@ -647,6 +734,22 @@ async fn watch(
     let mut inner = subs.lock();
     if inner.stop.as_ref().is_some_and(|s| s.is_cancelled()) {
         inner.stop = None;
+    }
+}
+
+/// The next bump of the commit signal: true, or false (and no signal from
+/// then on) when its thread ended; never resolves without a signal.
+async fn next_commit(commits: &mut Option<tokio::sync::watch::Receiver<u64>>) -> bool {
+    match commits {
+        Some(rx) => {
+            if rx.changed().await.is_ok() {
+                true
+            } else {
+                *commits = None;
+                false
+            }
+        }
+        None => std::future::pending().await,
     }
 }
 
@@ -715,7 +818,7 @@ mod tests {
         }
         subs.add("cairn://views/recent", view("recent"), Some("old".into()));
         let runs = Arc::new(Counting(AtomicUsize::new(0)));
-        let Poll::Notify(uris) = subs.poll(&mut counter, &runs, true) else {
+        let Poll::Notify(uris) = subs.poll(&mut counter, &runs, true, false) else {
             panic!("the session is there");
         };
         assert_eq!(

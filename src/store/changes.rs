@@ -52,8 +52,12 @@ pub struct ChangeCounter {
 
 #[derive(Debug)]
 enum Inner {
-    Sqlite { conn: Connection, version: i64 },
-    Pg(std::sync::Mutex<Listener>),
+    Sqlite {
+        conn: Connection,
+        version: i64,
+        path: std::path::PathBuf,
+    },
+    Pg(std::sync::Mutex<Listener>, Box<PgTarget>),
 }
 
 impl ChangeCounter {
@@ -64,7 +68,11 @@ impl ChangeCounter {
         let conn = super::reader::open_read_only(db)?;
         let version = data_version(&conn)?;
         Ok(ChangeCounter {
-            inner: Inner::Sqlite { conn, version },
+            inner: Inner::Sqlite {
+                conn,
+                version,
+                path: db.to_path_buf(),
+            },
         })
     }
 
@@ -72,7 +80,10 @@ impl ChangeCounter {
     /// listening to the schema's channel. Errors: [`StoreError::Postgres`].
     pub fn open_pg(target: &PgTarget) -> Result<ChangeCounter, StoreError> {
         Ok(ChangeCounter {
-            inner: Inner::Pg(std::sync::Mutex::new(Listener::open(target)?)),
+            inner: Inner::Pg(
+                std::sync::Mutex::new(Listener::open(target)?),
+                Box::new(target.clone()),
+            ),
         })
     }
 
@@ -88,13 +99,24 @@ impl ChangeCounter {
     /// Errors: [`StoreError::Sqlite`].
     pub fn moved(&mut self) -> Result<bool, StoreError> {
         match &mut self.inner {
-            Inner::Sqlite { conn, version } => {
+            Inner::Sqlite { conn, version, .. } => {
                 let now = data_version(conn)?;
                 let moved = now != *version;
                 *version = now;
                 Ok(moved)
             }
-            Inner::Pg(l) => Self::pg(l).moved(),
+            Inner::Pg(l, _) => Self::pg(l).moved(),
+        }
+    }
+
+    /// The process's commit signal for this counter's store
+    /// ([`super::commits`]): a receiver whose `changed()` fires at the next
+    /// commit by any connection, from one thread per store per process.
+    /// Errors: the store's, when the signal's first connection fails.
+    pub fn commits(&self) -> Result<tokio::sync::watch::Receiver<u64>, StoreError> {
+        match &self.inner {
+            Inner::Sqlite { path, .. } => super::commits::sqlite(path),
+            Inner::Pg(_, target) => super::commits::postgres(target),
         }
     }
 
@@ -105,7 +127,7 @@ impl ChangeCounter {
             Inner::Sqlite { conn, .. } => Ok(conn
                 .prepare_cached("SELECT coalesce(max(seq), 0) FROM events")?
                 .query_row([], |r| r.get(0))?),
-            Inner::Pg(l) => Self::pg(l).high_water(),
+            Inner::Pg(l, _) => Self::pg(l).high_water(),
         }
     }
 
@@ -117,7 +139,7 @@ impl ChangeCounter {
         }
         let conn = match &self.inner {
             Inner::Sqlite { conn, .. } => conn,
-            Inner::Pg(l) => return Self::pg(l).touched(since, slugs),
+            Inner::Pg(l, _) => return Self::pg(l).touched(since, slugs),
         };
         let list = serde_json::Value::from(slugs.to_vec()).to_string();
         let mut stmt = conn.prepare_cached(TOUCHED_SQL)?;
@@ -137,7 +159,7 @@ impl ChangeCounter {
     ) -> Result<Vec<(String, Option<String>)>, StoreError> {
         match &self.inner {
             Inner::Sqlite { conn, .. } => live_claims(conn, slugs, now),
-            Inner::Pg(l) => Self::pg(l).live_claims(slugs, now),
+            Inner::Pg(l, _) => Self::pg(l).live_claims(slugs, now),
         }
     }
 }

@@ -20,6 +20,7 @@
 mod agents;
 pub mod aside;
 pub mod changes;
+pub mod commits;
 pub mod db;
 pub mod error;
 pub mod event;

@@ -13,6 +13,9 @@ use super::target::PgTarget;
 use super::write::channel;
 use crate::store::error::StoreError;
 
+/// How long [`Listener::moved`] lets the connection read its socket.
+pub const PEEK: Duration = Duration::from_millis(1);
+
 /// A connection listening on one project's change channel.
 pub struct Listener {
     client: std::mem::ManuallyDrop<postgres::Client>,
@@ -71,17 +74,15 @@ impl Listener {
         Ok(newest)
     }
 
-    /// True when a commit was announced since the last call; never blocks
-    /// (reads what the connection has received). Errors:
+    /// True when a commit was announced since the last call. Blocks at
+    /// most [`PEEK`] (1 ms): the client's runtime must park once for its
+    /// I/O driver to see that the socket became readable — the
+    /// non-blocking `notifications().iter()` never parks, so on an idle
+    /// connection it saw nothing until the next query (a subscriber heard
+    /// a write 5 s late, at the next forced view refresh). Errors:
     /// [`StoreError::Postgres`].
     pub fn moved(&mut self) -> Result<bool, StoreError> {
-        let mut any = false;
-        let mut n = self.client.notifications();
-        let mut it = n.iter();
-        while it.next().map_err(pg_err)?.is_some() {
-            any = true;
-        }
-        Ok(any)
+        Ok(self.wait(PEEK)?.is_some())
     }
 
     /// The newest event's `seq` (0 for an empty log). Errors:
