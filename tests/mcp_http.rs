@@ -573,6 +573,23 @@ async fn hostile_clients_get_the_right_status_and_the_server_keeps_serving() {
     )
     .await;
     assert_eq!(status, 202);
+    // A 2026-07-28 stream asked in this 2025 session: a sentence, not
+    // rmcp's bare method name, and the session goes on.
+    let listen = json!({"jsonrpc": "2.0", "id": 6, "method": "subscriptions/listen",
+        "params": {"notifications": {"resourceSubscriptions": ["cairn://tasks/x"]}}})
+    .to_string();
+    let (status, _, body) = post(
+        &srv.url,
+        &[("authorization", &auth), ("mcp-session-id", &sid)],
+        listen,
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&body).unwrap(),
+        json!({"jsonrpc": "2.0", "id": 6, "error": {"code": -32601,
+            "message": "subscriptions/listen is not part of the protocol of a session that began with initialize; use resources/subscribe in this session, or connect without initialize (server/discover, the 2026-07-28 protocol) to listen."}})
+    );
     let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
         "params": {"name": "task_create", "arguments": {"name": "dropped caller"}}})
     .to_string();

@@ -489,6 +489,17 @@ fn parse_errors_carry_a_null_id_and_unknown_methods_list_the_served_ones() {
         json!({"jsonrpc": "2.0", "id": 5, "error": {"code": -32601,
             "message": "Method not found: tasks/frobnicate. This server serves initialize, server/discover, ping, tools/list, tools/call, prompts/list, prompts/get, resources/list, resources/read, resources/templates/list, resources/subscribe, resources/unsubscribe, subscriptions/listen, logging/setLevel, completion/complete."}})
     );
+    // A 2026-07-28 stream asked in this session (it began with initialize):
+    // rmcp's bare `subscriptions/listen` becomes a sentence.
+    w.send(
+        &json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
+        "params": {"notifications": {"resourceSubscriptions": ["cairn://tasks/x"]}}}),
+    );
+    assert_eq!(
+        w.reply(7, Duration::from_secs(10)),
+        json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32601,
+            "message": "subscriptions/listen is not part of the protocol of a session that began with initialize; use resources/subscribe in this session, or connect without initialize (server/discover, the 2026-07-28 protocol) to listen."}})
+    );
     w.call(6, "task_query", json!({"query": "(-> (all) (:count))"}));
     assert_eq!(Wire::text(&w.reply(6, Duration::from_secs(10))), "0");
     w.close();

@@ -295,6 +295,22 @@ pub fn invalid_request(body: &serde_json::Value) -> Option<String> {
     ))
 }
 
+/// `200` with a JSON-RPC error answering the request `id` (what rmcp
+/// would send, as `application/json`).
+fn jsonrpc_answer(id: serde_json::Value, e: &rmcp::ErrorData) -> Response<Body> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": e.code.0, "message": e.message}
+    });
+    let mut r = Response::new(Full::new(Bytes::from(body.to_string())).boxed());
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
 /// `400` with a JSON-RPC error object (`code`, `message`, id `null`).
 fn jsonrpc_error(code: i64, message: &str) -> Response<Body> {
     let body = serde_json::json!({
@@ -536,6 +552,7 @@ impl Gate {
             Bytes::new()
         };
         let mut method = None;
+        let mut request_id: Option<serde_json::Value> = None;
         if parts.method == http::Method::POST {
             match serde_json::from_slice::<serde_json::Value>(&bytes) {
                 Err(e) => return parse_error(&e.to_string()),
@@ -544,6 +561,7 @@ impl Gate {
                         return jsonrpc_error(-32600, &message);
                     }
                     method = v.get("method").and_then(|m| m.as_str()).map(str::to_string);
+                    request_id = v.get("id").cloned();
                 }
             }
         }
@@ -575,6 +593,14 @@ impl Gate {
                 }
                 return text_response(StatusCode::FORBIDDEN, &sentence);
             }
+        }
+        // rmcp refuses a 2026-07-28 stream in a session with only the
+        // method's name; say what to use instead (docs/mcp.md "Protocol eras").
+        if session.is_some()
+            && method.as_deref() == Some("subscriptions/listen")
+            && let Some(id) = request_id
+        {
+            return jsonrpc_answer(id, &super::served::other_era("subscriptions/listen"));
         }
         // A POST without a session that is not `initialize` opens none: rmcp
         // serves it statelessly (2026-07-28) or refuses it.

@@ -14,6 +14,7 @@ pub mod prompts;
 pub mod resources;
 mod roots;
 pub mod serve;
+pub mod served;
 pub mod server;
 pub mod subscriptions;
 pub mod titles;

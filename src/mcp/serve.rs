@@ -115,7 +115,7 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         .map_err(ServeError::Runtime)?;
     rt.block_on(async move {
         let transport = LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
-        let running = match server.serve(transport).await {
+        let running = match super::served::Served(server).serve(transport).await {
             Ok(r) => r,
             // The client closed stdin before initializing: nothing to serve.
             Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
