@@ -154,7 +154,7 @@ fn run(dir: &Path, args: &[&str]) -> String {
     )
 }
 
-const PLAN: &str = "2026-01-01-ship-the-board";
+const PLAN: &str = "2026-01-01-ship-board";
 const DESIGN: &str = "2026-01-01-design";
 const BUILD: &str = "2026-01-01-build-it";
 
