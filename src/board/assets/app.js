@@ -1,6 +1,6 @@
 // cairn board (issue 25; docs/board.md). Read-only views over the board's
 // JSON endpoints. Agent text is only ever put in the page with textContent
-// (the el() helper below); nothing here uses innerHTML.
+// (the el() helper below); nothing here parses agent text as HTML.
 'use strict';
 
 const view = document.getElementById('view');
