@@ -26,8 +26,37 @@ use http_body_util::{BodyExt, Full};
 
 use super::api::{self, Source};
 use super::sse;
-use crate::mcp::http_gate::{Body, Gate, text_response};
 use crate::session::Capability;
+
+/// The response body type (the same as the MCP transport's).
+pub type Body = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
+
+/// Who a credential is: its grants and the SHA-256 of its token (`None`
+/// when the server needs no token).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Viewer {
+    /// The capabilities the credential holds on this server.
+    pub grants: std::collections::BTreeSet<Capability>,
+    /// The token's SHA-256 (hex), kept by a cookie session instead of the token.
+    pub token: Option<String>,
+}
+
+/// The gate the board sits behind: the same `Host`/`Origin` rules and token
+/// checks as `/mcp` (implemented by `mcp::http_gate::Gate`, so the board's
+/// refusals are `/mcp`'s own responses). The board never imports `mcp`.
+pub trait Gatekeeper: Clone + Send + Sync + 'static {
+    /// The `400`/`403` for duplicate or foreign `Host`/`Origin`, or `None`.
+    fn front_refusal(&self, headers: &HeaderMap) -> Option<Response<Body>>;
+    /// Who a presented token is (`None`: none presented), or the `401`.
+    fn authenticate_token(&self, presented: Option<&str>) -> Result<Viewer, Box<Response<Body>>>;
+    /// Who the still-live token with SHA-256 `hash` is, or the `401`.
+    fn authenticate_hash(&self, hash: &str) -> Result<Viewer, Box<Response<Body>>>;
+}
+
+/// A plain-text response: `status`, one sentence and a newline.
+pub fn text_response(status: StatusCode, sentence: &str) -> Response<Body> {
+    body(status, "text/plain; charset=utf-8", format!("{sentence}\n"))
+}
 
 /// The page's HTML shell (no agent text in it).
 pub const INDEX_HTML: &str = include_str!("assets/index.html");
@@ -61,18 +90,18 @@ pub enum Access {
 /// One signed-in browser: the token's SHA-256 (`None` for a one-time link)
 /// and when it signed in (for the cap).
 #[derive(Debug, Clone)]
-struct Viewer {
+struct Signed {
     token: Option<String>,
     since: std::time::Instant,
 }
 
 /// The board of one server.
 #[derive(Clone)]
-pub struct Board {
-    gate: Gate,
+pub struct Board<G: Gatekeeper> {
+    gate: G,
     source: Source,
     access: Access,
-    viewers: Arc<Mutex<HashMap<String, Viewer>>>,
+    viewers: Arc<Mutex<HashMap<String, Signed>>>,
     once: Arc<Mutex<Option<String>>>,
 }
 
@@ -148,9 +177,9 @@ fn signin_page(status: StatusCode, message: &str) -> Response<Body> {
     )
 }
 
-impl Board {
+impl<G: Gatekeeper> Board<G> {
     /// The board of a server whose gate is `gate`, reading `source`.
-    pub fn new(gate: Gate, source: Source, access: Access) -> Board {
+    pub fn new(gate: G, source: Source, access: Access) -> Board<G> {
         Board {
             gate,
             source,
@@ -181,7 +210,7 @@ impl Board {
         }
         m.insert(
             sid.clone(),
-            Viewer {
+            Signed {
                 token,
                 since: std::time::Instant::now(),
             },

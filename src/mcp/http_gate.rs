@@ -842,6 +842,35 @@ impl StatelessAgents {
     }
 }
 
+/// The board (issue 25) sits behind this gate: the same `Host`/`Origin`
+/// rules and token checks, answered with `/mcp`'s own responses.
+impl crate::board::web::Gatekeeper for Gate {
+    fn front_refusal(&self, headers: &HeaderMap) -> Option<Response<Body>> {
+        Gate::front_refusal(self, headers)
+    }
+
+    fn authenticate_token(
+        &self,
+        presented: Option<&str>,
+    ) -> Result<crate::board::web::Viewer, Box<Response<Body>>> {
+        Gate::authenticate_token(self, presented).map(viewer)
+    }
+
+    fn authenticate_hash(
+        &self,
+        hash: &str,
+    ) -> Result<crate::board::web::Viewer, Box<Response<Body>>> {
+        Gate::authenticate_hash(self, hash).map(viewer)
+    }
+}
+
+fn viewer(i: Identity) -> crate::board::web::Viewer {
+    crate::board::web::Viewer {
+        grants: i.grants,
+        token: i.token,
+    }
+}
+
 /// The tokens of `src`: a file is read in place; the PostgreSQL table is
 /// read off the async workers (`block_in_place`: the server's runtime is
 /// multi-threaded). Errors: the source's.
