@@ -519,3 +519,21 @@ fn cairn_board_serves_one_browser_through_a_one_time_link() {
     );
     drop(server);
 }
+
+#[test]
+fn cookies_and_form_fields_are_parsed_exactly() {
+    use cairn::board::api::param;
+    use cairn::board::web::cookie;
+    let mut h = http::HeaderMap::new();
+    h.append("cookie", "a=1; cairn_board=abc".parse().unwrap());
+    h.append("cookie", "cairn_boardx=no".parse().unwrap());
+    assert_eq!(cookie(&h, "cairn_board").as_deref(), Some("abc"));
+    assert_eq!(cookie(&h, "b"), None);
+    assert_eq!(
+        param(Some("token=cairn_a%2Bb+c&x="), "token").as_deref(),
+        Some("cairn_a+b c")
+    );
+    assert_eq!(param(Some("x=1"), "token"), None);
+    assert_eq!(param(Some("x"), "x").as_deref(), Some(""));
+    assert_eq!(param(None, "x"), None);
+}

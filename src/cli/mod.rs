@@ -294,7 +294,8 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
     },
     /// Serve MCP over stdio (the fourteen tools, seven prompts, seven
     /// resources, tasks and views as subscribable resources) until the
-    /// client closes stdin; with --http, over Streamable HTTP at /mcp until
+    /// client closes stdin; with --http, over Streamable HTTP at /mcp (and
+    /// the read-only board at /, docs/board.md) until
     /// SIGINT/SIGTERM.
     #[command(display_order = 25)]
     Serve {
