@@ -4,6 +4,7 @@
 //! projection tables in SQLite (`store`). TQ, a small s-expression query
 //! language, is compiled to one SQL statement over the projection (`tq`).
 
+pub mod board;
 pub mod cli;
 pub mod clock;
 pub mod mcp;

@@ -505,11 +505,14 @@ async fn foreign_host_or_origin_is_403() {
     )
     .await;
     assert_eq!(status, 200);
-    // Only /mcp is served.
+    // Only /mcp and the board (issue 25, docs/board.md) are served.
     let other = srv.url.replace("/mcp", "/other");
     let (status, _, body) = post(&other, &[("authorization", &auth)], initialize_body()).await;
     assert_eq!(status, 404);
-    assert_eq!(body, "Not found; the MCP endpoint is /mcp.\n");
+    assert_eq!(
+        body,
+        "Not found; the MCP endpoint is /mcp and the board is at /.\n"
+    );
 }
 
 #[test]

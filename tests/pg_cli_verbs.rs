@@ -1,6 +1,6 @@
 //! The verbs on PostgreSQL (spec/team.md: the same CLI and answers): a
 //! person's day — plan, claim, note, a dependency, an edit, done, the tree,
-//! search, the log, JSON — run command by command on a SQLite project and
+//! search, the log, JSON, `cairn graph` — run command by command on a SQLite project and
 //! on a PostgreSQL store (`CAIRN_DB=postgres://…`); every command's stdout,
 //! stderr and exit status must be identical.
 
@@ -49,6 +49,9 @@ const DAY: &[&[&str]] = &[
     &["ls", "--tree"],
     &["ls", "--status", "completed", "--json"],
     &["dep", "tree", "2026-01-01-tune-search-ranking"],
+    &["graph", "2026-01-01-tune-search-ranking", "--format", "dot"],
+    &["graph", "--all", "--format", "json"],
+    &["graph"],
     &["ready"],
     &["search", "file.rs:45-78"],
     &["log", "2026-01-01-tokenizer-fix"],

@@ -203,6 +203,7 @@ pub(super) fn serve_cmd(
             max_connections: http
                 .max_connections
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            local_board: None,
         })?;
         return Ok(ExitCode::SUCCESS);
     }

@@ -16,6 +16,7 @@ pub mod context;
 pub mod doctor;
 pub mod edits;
 mod generate;
+pub mod graph;
 pub mod identity;
 pub mod init;
 mod mcp_cmds;
@@ -130,6 +131,12 @@ pub enum Command {
     /// Full-text search over observations (task_search).
     #[command(display_order = 12)]
     Search(SearchArgs),
+    /// The board in the browser, read-only, on 127.0.0.1 with a one-time link (docs/board.md).
+    #[command(display_order = 28)]
+    Board(graph::BoardArgs),
+    /// The plan as a graph: Mermaid, Graphviz DOT or JSON (phases nested, depends-on arrows, statuses, claims).
+    #[command(display_order = 19)]
+    Graph(graph::GraphArgs),
     /// What can be started now: the `ready` view (not done, not blocked, dependencies and phases done, unclaimed).
     #[command(display_order = 13)]
     Ready(ReadyArgs),
@@ -287,7 +294,8 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
     },
     /// Serve MCP over stdio (the fourteen tools, seven prompts, seven
     /// resources, tasks and views as subscribable resources) until the
-    /// client closes stdin; with --http, over Streamable HTTP at /mcp until
+    /// client closes stdin; with --http, over Streamable HTTP at /mcp (and
+    /// the read-only board at /, docs/board.md) until
     /// SIGINT/SIGTERM.
     #[command(display_order = 25)]
     Serve {
@@ -387,6 +395,7 @@ fn run_pg(cli: &Cli, t: &crate::store::pg::PgTarget) -> anyhow::Result<ExitCode>
             pg_cmds::push_cmd(cli.db.as_deref(), url, cli.pg_schema.as_deref(), out.json)
         }
         Command::Serve { grant, http } => mcp_cmds::serve_cmd(None, grant, http, Some(t)),
+        Command::Board(a) => graph::board_cmd(None, a, Some(t)),
         Command::Call {
             tool,
             args,
@@ -408,6 +417,7 @@ fn run_pg(cli: &Cli, t: &crate::store::pg::PgTarget) -> anyhow::Result<ExitCode>
         | Command::Log(_)
         | Command::Search(_)
         | Command::Ready(_)
+        | Command::Graph(_)
         | Command::Current(_)
         | Command::Claim(_)
         | Command::Release(_)
@@ -439,6 +449,8 @@ fn command_name(c: &Command) -> &'static str {
         Command::Log(_) => "log",
         Command::Search(_) => "search",
         Command::Ready(_) => "ready",
+        Command::Graph(_) => "graph",
+        Command::Board(_) => "board",
         Command::Current(_) => "current",
         Command::Claim(_) => "claim",
         Command::Release(_) => "release",
@@ -482,6 +494,8 @@ fn run_sqlite(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Log(a) => verbs::log_cmd(db, a),
         Command::Search(a) => verbs::search_cmd(db, a),
         Command::Ready(a) => views::ready_cmd(db, a),
+        Command::Graph(a) => graph::graph_cmd(db, a),
+        Command::Board(a) => graph::board_cmd(db, a, None),
         Command::Current(a) => verbs::current_cmd(db, a),
         Command::Claim(a) => claims::claim_cmd(db, a),
         Command::Release(a) => claims::release_cmd(db, a),

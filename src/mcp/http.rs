@@ -36,6 +36,8 @@ use super::http_gate::{
 };
 use super::serve::init_tracing;
 use super::server::{CairnServer, State};
+use crate::board::api::Source;
+use crate::board::web::{Access, Board};
 use crate::session::{Capability, Session};
 use crate::store::{Store, StoreError};
 use crate::tq::engine::Engine;
@@ -73,6 +75,17 @@ pub struct HttpOptions {
     /// The most connections open at once; `None` computes it from the
     /// descriptor limit ([`connection_cap`]).
     pub max_connections: Option<usize>,
+    /// `cairn board`: serve only the board (no `/mcp`), to the browser that
+    /// opens the one-time link printed at start; `open` also starts the
+    /// system's browser on it. `None` for `cairn serve --http`.
+    pub local_board: Option<LocalBoard>,
+}
+
+/// What `cairn board` asks of the server (docs/board.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LocalBoard {
+    /// Start the system's browser on the one-time link.
+    pub open: bool,
 }
 
 /// Why `cairn serve --http` could not serve.
@@ -355,19 +368,48 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         sessions,
         agents,
     );
+    let access = match (&opts.local_board, &tokens) {
+        (Some(_), _) => Access::Link,
+        (None, Some(_)) => Access::Tokens,
+        (None, None) => Access::Open,
+    };
+    let board = Board::new(
+        gate.clone(),
+        Source {
+            db: opts.db.clone(),
+            pg: opts.pg.clone(),
+            root: opts.root.clone(),
+        },
+        access,
+    );
+    if let Some(lb) = opts.local_board {
+        let link = board.one_time_path().map_err(HttpError::Io)?;
+        let url = format!("http://{local}{link}");
+        eprintln!(
+            "cairn board: the board of {} at http://{local}/ (read-only); open this one-time link: {url}",
+            opts.db.display()
+        );
+        eprintln!("cairn board: Ctrl-C to stop");
+        if lb.open {
+            open_browser(&url);
+        }
+    }
     let auth = match &tokens {
         Some(TokenSource::File(p)) => format!("bearer tokens from {}", p.display()),
         Some(TokenSource::Sqlite(..)) => "bearer tokens from the store's tokens table".to_string(),
         Some(TokenSource::Pg(..)) => "bearer tokens from the tokens table".to_string(),
         None => "no auth (loopback only)".to_string(),
     };
-    eprintln!(
-        "cairn serve: MCP over HTTP at http://{local}{MCP_PATH} for the store at {} ({auth}); Ctrl-C to stop",
-        match &opts.pg {
-            Some(t) => format!("{} schema {}", t.shown, t.schema),
-            None => opts.db.display().to_string(),
-        }
-    );
+    if opts.local_board.is_none() {
+        eprintln!(
+            "cairn serve: MCP over HTTP at http://{local}{MCP_PATH} for the store at {} ({auth}); Ctrl-C to stop",
+            match &opts.pg {
+                Some(t) => format!("{} schema {}", t.shown, t.schema),
+                None => opts.db.display().to_string(),
+            }
+        );
+        eprintln!("cairn serve: the board (read-only) at http://{local}/");
+    }
     // After the listening line (the first line, which scripts read).
     if sessions_allowed < opts.max_sessions {
         eprintln!(
@@ -426,10 +468,18 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
                 }
             }
         };
-        let gate = gate.clone();
-        let svc = service_fn(move |req| {
-            let gate = gate.clone();
-            async move { Ok::<_, std::convert::Infallible>(gate.handle(req).await) }
+        let (gate, board) = (gate.clone(), board.clone());
+        let board_only = opts.local_board.is_some();
+        let svc = service_fn(move |req: http::Request<hyper::body::Incoming>| {
+            let (gate, board) = (gate.clone(), board.clone());
+            async move {
+                let r = if req.uri().path() == MCP_PATH && !board_only {
+                    gate.handle(req).await
+                } else {
+                    board.handle(req).await
+                };
+                Ok::<_, std::convert::Infallible>(r)
+            }
         });
         let conn = http1.serve_connection(TokioIo::new(stream), svc);
         let conn = graceful.watch(conn);
@@ -494,6 +544,25 @@ fn open_server(
     .with_stored_current(identity.stateless))
 }
 
+/// Starts the system's browser on `url` (`xdg-open`, `open` on macOS),
+/// without waiting; a failure is one line on stderr.
+fn open_browser(url: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    if let Err(e) = std::process::Command::new(opener)
+        .arg(url)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+    {
+        eprintln!("cairn board: could not start a browser ({opener}: {e}); open the link yourself");
+    }
+}
+
 /// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
 async fn shutdown_signal() {
     #[cfg(unix)]
@@ -527,6 +596,7 @@ mod tests {
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_connections: None,
+            local_board: None,
         }
     }
 

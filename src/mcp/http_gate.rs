@@ -151,6 +151,13 @@ pub struct Gate {
     agents: Arc<StatelessAgents>,
 }
 
+/// A credential as presented: the token itself, or the SHA-256 of one.
+#[derive(Debug, Clone, Copy)]
+enum Presented<'a> {
+    Token(&'a str),
+    Hash(&'a str),
+}
+
 /// A plain-text response: `status`, one sentence and a newline.
 pub fn text_response(status: StatusCode, sentence: &str) -> Response<Body> {
     let mut r = Response::new(Full::new(Bytes::from(format!("{sentence}\n"))).boxed());
@@ -446,6 +453,49 @@ impl Gate {
 
     /// Who presents these headers, or the `401` to answer.
     fn authenticate(&self, headers: &HeaderMap) -> Result<Identity, Box<Response<Body>>> {
+        self.authenticate_token(bearer(headers))
+    }
+
+    /// Steps 2 and 3 of the gate (one `Host`, at most one `Origin`, both on
+    /// the allow list) for a path besides `/mcp` (the board, issue 25): the
+    /// same `400`/`403` as `/mcp` answers, or `None` when they pass.
+    pub fn front_refusal(&self, headers: &HeaderMap) -> Option<Response<Body>> {
+        if let Some(sentence) = duplicate_header_refusal(headers) {
+            return Some(text_response(StatusCode::BAD_REQUEST, &sentence));
+        }
+        if let Some(sentence) = rebinding_refusal(headers, &self.config.allow_hosts) {
+            tracing::warn!(%sentence, "refused (DNS rebinding protection)");
+            return Some(text_response(StatusCode::FORBIDDEN, &sentence));
+        }
+        None
+    }
+
+    /// True when requests need a token (not `--no-auth`).
+    pub fn needs_token(&self) -> bool {
+        self.config.tokens.is_some()
+    }
+
+    /// Who a presented bearer token (`None`: none presented) is, as step 5
+    /// judges it, or the same `401` (or `500`) `/mcp` answers. Under
+    /// `--no-auth`, `anonymous` with the server's grants.
+    pub fn authenticate_token(
+        &self,
+        presented: Option<&str>,
+    ) -> Result<Identity, Box<Response<Body>>> {
+        self.authenticate_with(presented.map(Presented::Token))
+    }
+
+    /// Who the token with SHA-256 `hash` (hex) is while it is still a live
+    /// token (the board's cookie sessions keep the hash, never the token),
+    /// or the `401` `/mcp` answers a revoked token with.
+    pub fn authenticate_hash(&self, hash: &str) -> Result<Identity, Box<Response<Body>>> {
+        self.authenticate_with(Some(Presented::Hash(hash)))
+    }
+
+    fn authenticate_with(
+        &self,
+        presented: Option<Presented<'_>>,
+    ) -> Result<Identity, Box<Response<Body>>> {
         let Some(src) = &self.config.tokens else {
             return Ok(Identity {
                 name: "anonymous".to_string(),
@@ -454,7 +504,7 @@ impl Gate {
                 stateless: false,
             });
         };
-        let Some(presented) = bearer(headers) else {
+        let Some(presented) = presented else {
             return Err(Box::new(unauthorized(
                 "This server needs a bearer token: send Authorization: Bearer TOKEN (cairn token create NAME makes one).",
                 false,
@@ -470,7 +520,11 @@ impl Gate {
                 )));
             }
         };
-        match file.lookup(presented) {
+        let found = match presented {
+            Presented::Token(t) => file.lookup(t),
+            Presented::Hash(h) => file.tokens.iter().find(|e| e.sha256 == h),
+        };
+        match found {
             Some(entry) => {
                 if !matches!(src, TokenSource::File(..)) {
                     tokio::task::block_in_place(|| src.touch(&entry.sha256));
@@ -811,6 +865,35 @@ impl StatelessAgents {
             kept
         });
         before - m.len()
+    }
+}
+
+/// The board (issue 25) sits behind this gate: the same `Host`/`Origin`
+/// rules and token checks, answered with `/mcp`'s own responses.
+impl crate::board::web::Gatekeeper for Gate {
+    fn front_refusal(&self, headers: &HeaderMap) -> Option<Response<Body>> {
+        Gate::front_refusal(self, headers)
+    }
+
+    fn authenticate_token(
+        &self,
+        presented: Option<&str>,
+    ) -> Result<crate::board::web::Viewer, Box<Response<Body>>> {
+        Gate::authenticate_token(self, presented).map(viewer)
+    }
+
+    fn authenticate_hash(
+        &self,
+        hash: &str,
+    ) -> Result<crate::board::web::Viewer, Box<Response<Body>>> {
+        Gate::authenticate_hash(self, hash).map(viewer)
+    }
+}
+
+fn viewer(i: Identity) -> crate::board::web::Viewer {
+    crate::board::web::Viewer {
+        grants: i.grants,
+        token: i.token,
     }
 }
 

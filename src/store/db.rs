@@ -252,6 +252,14 @@ impl<'a> DbRef<'a> {
         }
     }
 
+    /// [`read::depends_on_edges`].
+    pub fn depends_on_edges(self) -> Result<Vec<(String, String)>, StoreError> {
+        match self {
+            DbRef::Sqlite(s) => read::depends_on_edges(s.conn()),
+            DbRef::Pg(p) => p.depends_on_edges(),
+        }
+    }
+
     /// [`read::recent_slugs`].
     pub fn recent_slugs(self, n: usize) -> Result<Vec<String>, StoreError> {
         match self {

@@ -285,6 +285,26 @@ pub fn task_status(conn: &Connection, slug: &str) -> Result<Option<String>, Stor
         .optional()?)
 }
 
+/// The SQL of [`depends_on_edges`]: every `depends-on` edge as (source
+/// slug, target slug), by source then target; the reserved `@` nodes left
+/// out. One statement, no parameters; the same text runs on PostgreSQL.
+pub const DEPENDS_ON_SQL: &str = "SELECT s.slug, d.slug FROM edges e
+ JOIN tasks s ON s.id = e.src_id JOIN tasks d ON d.id = e.dst_id
+ WHERE e.type = 'depends-on' AND s.slug NOT LIKE '@%' AND d.slug NOT LIKE '@%'
+ ORDER BY s.slug, d.slug";
+
+/// Every `depends-on` edge of the project as (source slug, target slug),
+/// by source then target ([`DEPENDS_ON_SQL`]): what `cairn graph` and the
+/// board draw as arrows, read in one statement instead of one query per
+/// task. Errors: [`StoreError::Sqlite`].
+pub fn depends_on_edges(conn: &Connection) -> Result<Vec<(String, String)>, StoreError> {
+    let mut stmt = conn.prepare_cached(DEPENDS_ON_SQL)?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<Vec<(String, String)>, _>>()?;
+    Ok(rows)
+}
+
 /// Up to `n` task slugs, most recently updated first (ties by slug), the
 /// reserved `@` nodes excluded. Errors: [`StoreError::Sqlite`].
 pub fn recent_slugs(conn: &Connection, n: usize) -> Result<Vec<String>, StoreError> {

@@ -359,4 +359,16 @@ impl PgStore {
             .map_err(pg_err)?
             .is_some())
     }
+
+    /// [`crate::store::read::depends_on_edges`] on PostgreSQL (the same
+    /// statement). Errors: [`StoreError::Postgres`].
+    pub fn depends_on_edges(&self) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(self
+            .client()
+            .query(crate::store::read::DEPENDS_ON_SQL, &[])
+            .map_err(pg_err)?
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect())
+    }
 }
