@@ -114,6 +114,18 @@ pub enum StoreError {
     /// A `postgres://` URL or `--pg-schema` that cannot be used, with why.
     #[error("{0}")]
     PgConfig(String),
+    /// A new `phase-of`/`forked-from` edge whose child is already an
+    /// ancestor of its parent (issue 26; docs/store.md "Phase-of cycles"):
+    /// `a phase-of b would make a cycle: a → b → a. A plan cannot contain
+    /// itself.` Nothing is recorded.
+    #[error("{}", super::cycle::cycle_text(.edge, .cycle))]
+    PhaseCycle {
+        /// `phase-of` or `forked-from`.
+        edge: String,
+        /// The slugs from the child, through its new parent and up, back to
+        /// the child (first and last equal).
+        cycle: Vec<String>,
+    },
 }
 
 impl StoreError {

@@ -20,6 +20,7 @@
 mod agents;
 pub mod aside;
 pub mod changes;
+mod cycle;
 pub mod db;
 pub mod error;
 pub mod event;
@@ -45,6 +46,7 @@ pub use db::{Db, DbRef, WriteCx};
 pub use error::StoreError;
 pub use event::MAX_TS;
 pub use event::{LoggedEvent, NewEvent, RESERVED_CAIRN, now};
+pub use fold::metadata_key;
 pub use handle::Store;
 pub use location::{Location, Rule};
 pub use model::{EdgeClass, EdgeType, Status};
