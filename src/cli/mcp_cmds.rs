@@ -26,6 +26,11 @@ use crate::tq::engine::Engine;
 /// team"; docs/connect.md).
 #[derive(Debug, Clone, Args)]
 pub struct HttpArgs {
+    /// Fence the text agents and people wrote (descriptions, observations,
+    /// metadata values, ...) in tool texts as quoted data between
+    /// NOTE-<nonce> and END-<nonce> lines. Always on with --http.
+    #[arg(long)]
+    pub fence: bool,
     /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio
     /// (ADDR is HOST:PORT, e.g. 127.0.0.1:8765; port 0 picks one).
     #[arg(long, value_name = "ADDR")]
@@ -166,6 +171,7 @@ pub(super) fn serve_cmd(
             grants,
             follow_roots: false,
             agent: super::identity::flag().or_else(super::identity::env_agent),
+            fence: http.fence,
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -219,6 +225,7 @@ pub(super) fn serve_cmd(
         grants,
         follow_roots,
         agent,
+        fence: http.fence,
     })?;
     Ok(ExitCode::SUCCESS)
 }

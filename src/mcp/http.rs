@@ -491,7 +491,8 @@ fn open_server(
         engine: Engine::new(),
         root: root.to_path_buf(),
     })
-    .with_stored_current(identity.stateless))
+    .with_stored_current(identity.stateless)
+    .with_fence(true))
 }
 
 /// Resolves on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
