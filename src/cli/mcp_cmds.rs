@@ -26,11 +26,6 @@ use crate::tq::engine::Engine;
 /// team"; docs/connect.md).
 #[derive(Debug, Clone, Args)]
 pub struct HttpArgs {
-    /// Fence the text agents and people wrote (descriptions, observations,
-    /// metadata values, ...) in tool texts as quoted data between
-    /// NOTE-<nonce> and END-<nonce> lines. Always on with --http.
-    #[arg(long)]
-    pub fence: bool,
     /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio
     /// (ADDR is HOST:PORT, e.g. 127.0.0.1:8765; port 0 picks one).
     #[arg(long, value_name = "ADDR")]
@@ -60,6 +55,11 @@ pub struct HttpArgs {
     #[arg(long, hide = true, env = "CAIRN_HTTP_MAX_CONNECTIONS", value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
+    /// Fence the text agents and people wrote (descriptions, observations,
+    /// metadata values, ...) in tool texts as quoted data between
+    /// NOTE-<nonce> and END-<nonce> lines. Always on with --http.
+    #[arg(long)]
+    pub fence: bool,
 }
 
 /// `cairn token ...`.
