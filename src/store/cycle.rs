@@ -83,19 +83,6 @@ pub(crate) fn refuse_cycle<E: From<StoreError>>(
     }
 }
 
-/// The sentence of [`StoreError::PhaseCycle`]: `a phase-of b would make a
-/// cycle: a → b → a. A plan cannot contain itself.`
-pub(crate) fn cycle_text(edge: &str, cycle: &[String]) -> String {
-    let (child, parent) = match cycle {
-        [c, p, ..] => (c.as_str(), p.as_str()),
-        _ => ("?", "?"),
-    };
-    format!(
-        "{child} {edge} {parent} would make a cycle: {}. A plan cannot contain itself.",
-        cycle.join(" → ")
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

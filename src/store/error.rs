@@ -118,7 +118,7 @@ pub enum StoreError {
     /// ancestor of its parent (issue 26; docs/store.md "Phase-of cycles"):
     /// `a phase-of b would make a cycle: a → b → a. A plan cannot contain
     /// itself.` Nothing is recorded.
-    #[error("{}", super::cycle::cycle_text(.edge, .cycle))]
+    #[error("{}", cycle_text(.edge, .cycle))]
     PhaseCycle {
         /// `phase-of` or `forked-from`.
         edge: String,
@@ -126,6 +126,19 @@ pub enum StoreError {
         /// the child (first and last equal).
         cycle: Vec<String>,
     },
+}
+
+/// The sentence of [`StoreError::PhaseCycle`]: `a phase-of b would make a
+/// cycle: a → b → a. A plan cannot contain itself.`
+fn cycle_text(edge: &str, cycle: &[String]) -> String {
+    let (child, parent) = match cycle {
+        [c, p, ..] => (c.as_str(), p.as_str()),
+        _ => ("?", "?"),
+    };
+    format!(
+        "{child} {edge} {parent} would make a cycle: {}. A plan cannot contain itself.",
+        cycle.join(" → ")
+    )
 }
 
 impl StoreError {
