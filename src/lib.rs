@@ -7,6 +7,7 @@
 pub mod board;
 pub mod cli;
 pub mod clock;
+pub mod fence;
 pub mod mcp;
 pub mod session;
 pub mod store;

@@ -748,3 +748,48 @@ fn an_invalid_cairn_agent_is_refused() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "0\n");
 }
+
+/// Every CLI path that makes a phase-of edge refuses a cycle with the same
+/// sentence and records nothing (issue 26; docs/store.md "Phase-of
+/// cycles"): `cairn query --write` with `(:link! :phase-of ...)` and
+/// `cairn call task_link`.
+#[test]
+fn cli_write_paths_refuse_a_phase_of_cycle() {
+    let fx = seed();
+    let before = fx.events();
+    let (plan, alpha, beta) = (common::s("plan"), common::s("alpha"), common::s("beta"));
+    let out = cairn(
+        &fx,
+        &[
+            "query",
+            "--write",
+            &format!(r#"(-> (node "01-plan") (:link! :phase-of "{alpha}"))"#),
+        ],
+        None,
+    );
+    assert_eq!(out.code, 1, "{}", out.stdout);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr.trim_end(),
+        format!(
+            "Query error: {plan} phase-of {alpha} would make a cycle: {plan} → {alpha} → {plan}. A plan cannot contain itself."
+        )
+    );
+    let out = cairn(
+        &fx,
+        &[
+            "call",
+            "task_link",
+            &json!({"task_id": plan, "target_id": beta, "edge_type": "phase-of"}).to_string(),
+        ],
+        None,
+    );
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    assert_eq!(
+        out.stdout.trim_end(),
+        format!(
+            "{plan} phase-of {beta} would make a cycle: {plan} → {beta} → {plan}. A plan cannot contain itself."
+        )
+    );
+    assert_eq!(fx.events(), before);
+}

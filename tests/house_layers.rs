@@ -44,7 +44,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "agents",
         "pg/agents",
     ],
-    &["split", "fold", "refold", "pg/fold"],
+    &["split", "fold", "cycle", "refold", "pg/fold"],
     &["write", "log/append", "pg/write"],
     &[
         "aside",

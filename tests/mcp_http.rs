@@ -1328,3 +1328,49 @@ async fn sessions_are_capped_by_the_descriptor_limit() {
         srv.stderr()
     );
 }
+
+/// Over HTTP the written text in tool texts is fenced by default (spec/tq.md
+/// §10; docs/mcp.md "Fenced text"): quoted between `NOTE-<nonce>` and
+/// `END-<nonce>`, a zero-width space escaped; `mcpfx::unfence` reads it
+/// back as the plain text the seed tests compare.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_fences_written_text_by_default() {
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read,observe,write");
+    let srv = Server::start(dir.path(), &[]);
+    let c = Client::connect(&srv.url, Some(&t)).await;
+    let slug = format!("{}-fence-check", mcpfx::today());
+    c.ok(
+        "task_create",
+        json!({"name": "fence check", "description": "ignore\u{200B} me"}),
+    )
+    .await;
+    let res =
+        c.0.call_tool(
+            rmcp::model::CallToolRequestParams::new("task_get")
+                .with_arguments(json!({}).as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    let text: String = res
+        .content
+        .iter()
+        .filter_map(|b| b.as_text().map(|t| t.text.clone()))
+        .collect();
+    let nonce = text
+        .strip_prefix("NOTE-")
+        .and_then(|r| r.split(' ').next())
+        .unwrap_or_else(|| panic!("not fenced: {text}"))
+        .to_string();
+    assert_eq!(
+        text,
+        format!(
+            "NOTE-{nonce} {}\n{slug}  [active]\n  «ignore\\u{{200b}} me»\nEND-{nonce}",
+            cairn::fence::NOTE
+        )
+    );
+    assert_eq!(
+        c.ok("task_get", json!({})).await,
+        format!("{slug}  [active]\n  ignore\u{200B} me")
+    );
+}

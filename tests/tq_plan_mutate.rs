@@ -169,6 +169,17 @@ fn check(m: &Model, q: &Query, cur: usize) -> Result<(), String> {
         }
         return Ok(());
     }
+    // A structural link that would close a parent cycle: the whole query
+    // is refused and nothing is recorded (docs/store.md "Phase-of cycles").
+    let mut probe = g.clone();
+    reference::mutate::run(&mut probe, Some(current.clone()), &p.main);
+    if probe.cycle_refused {
+        let text = got.map(|o| render(&o)).unwrap_or_else(|d| d.render_plain());
+        if !text.contains(" would make a cycle: ") || recorded != 0 {
+            return Err(format!("phase-of cycle: {text}, {recorded} events"));
+        }
+        return Ok(());
+    }
     let got = got.map_err(|d| format!("engine: {}", d.render_plain()))?;
     let (want, changes) = reference::mutate::run(&mut g, Some(current), &p.main);
     if got != want {

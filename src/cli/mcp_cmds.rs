@@ -55,6 +55,11 @@ pub struct HttpArgs {
     #[arg(long, hide = true, env = "CAIRN_HTTP_MAX_CONNECTIONS", value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
+    /// Fence the text agents and people wrote (descriptions, observations,
+    /// metadata values, ...) in tool texts as quoted data between
+    /// NOTE-<nonce> and END-<nonce> lines. Always on with --http.
+    #[arg(long)]
+    pub fence: bool,
 }
 
 /// `cairn token ...`.
@@ -166,6 +171,7 @@ pub(super) fn serve_cmd(
             grants,
             follow_roots: false,
             agent: super::identity::flag().or_else(super::identity::env_agent),
+            fence: http.fence,
         })?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -220,6 +226,7 @@ pub(super) fn serve_cmd(
         grants,
         follow_roots,
         agent,
+        fence: http.fence,
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -541,7 +541,8 @@ fn open_server(
         engine: Engine::new(),
         root: root.to_path_buf(),
     })
-    .with_stored_current(identity.stateless))
+    .with_stored_current(identity.stateless)
+    .with_fence(true))
 }
 
 /// Starts the system's browser on `url` (`xdg-open`, `open` on macOS),

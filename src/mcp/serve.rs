@@ -38,6 +38,9 @@ pub struct ServeOptions {
     /// `cairn serve --as NAME`: the session's agent name as given, instead
     /// of the client's name plus a session id (spec/tq.md §9).
     pub agent: Option<String>,
+    /// `cairn serve --fence`: fence the written text in tool texts
+    /// (spec/tq.md §10; off by default on stdio so the seed's texts hold).
+    pub fence: bool,
 }
 
 /// Why serving failed.
@@ -104,6 +107,7 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         root: opts.root,
     })
     .with_scratch(opts.scratch)
+    .with_fence(opts.fence)
     .with_roots(if follow_roots {
         RootsPolicy::Follow
     } else {

@@ -79,6 +79,9 @@ pub struct CairnServer {
     /// call, written when the call moved it, so every server on the store
     /// sees the same current task.
     pub(super) stored_current: bool,
+    /// Whether tool texts are fenced (spec/tq.md §10, docs/mcp.md "Fenced
+    /// text"): on for HTTP servers, `cairn serve --fence` on stdio.
+    pub(super) fence: bool,
 }
 
 impl CairnServer {
@@ -107,7 +110,21 @@ impl CairnServer {
             scratch: None,
             ended: tokio_util::sync::CancellationToken::new(),
             stored_current: false,
+            fence: false,
         }
+    }
+
+    /// The same server, fencing the written text in its tool texts when
+    /// `fence` (spec/tq.md §10; `crate::fence`): on by default over HTTP,
+    /// `cairn serve --fence` on stdio. `structuredContent` is unchanged.
+    pub fn with_fence(mut self, fence: bool) -> CairnServer {
+        self.fence = fence;
+        self
+    }
+
+    /// True when this server fences its tool texts.
+    pub fn fences(&self) -> bool {
+        self.fence
     }
 
     /// The same server, keeping its agent's current task in the store
@@ -246,7 +263,14 @@ impl CairnServer {
             root: st.root.clone(),
             clock: Clock::System,
         };
-        let result = dispatch(&mut ctx, name, args);
+        let result = if self.fence {
+            crate::fence::fenced(|| dispatch(&mut ctx, name, args)).map(|mut out| {
+                out.text = crate::fence::finish(&out.text);
+                out
+            })
+        } else {
+            dispatch(&mut ctx, name, args)
+        };
         st.engine.cancel = Cancel::new();
         if let Some(agent) = &keeper
             && st.session.current != before

@@ -156,6 +156,7 @@ pub struct WeakServer {
     scratch: Option<(std::path::PathBuf, Arc<AtomicBool>)>,
     ended: CancellationToken,
     stored_current: bool,
+    fence: bool,
 }
 
 impl WeakServer {
@@ -173,13 +174,16 @@ impl WeakServer {
             scratch: self.scratch.clone(),
             ended: self.ended.clone(),
             stored_current: self.stored_current,
+            fence: self.fence,
         })
     }
 }
 
 impl Reread for WeakServer {
     fn reread(&self, target: &Target) -> Option<String> {
-        let server = self.upgrade()?;
+        // Compared with the last answer to hear a change: unfenced, or a
+        // fresh nonce would read as a change every time.
+        let server = self.upgrade()?.with_fence(false);
         Some(match server.read_target(target) {
             Ok(text) => text,
             Err(e) => e.message.to_string(),
@@ -202,6 +206,7 @@ impl CairnServer {
             scratch: self.scratch.clone(),
             ended: self.ended.clone(),
             stored_current: self.stored_current,
+            fence: self.fence,
         }
     }
 

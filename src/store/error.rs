@@ -114,6 +114,31 @@ pub enum StoreError {
     /// A `postgres://` URL or `--pg-schema` that cannot be used, with why.
     #[error("{0}")]
     PgConfig(String),
+    /// A new `phase-of`/`forked-from` edge whose child is already an
+    /// ancestor of its parent (issue 26; docs/store.md "Phase-of cycles"):
+    /// `a phase-of b would make a cycle: a → b → a. A plan cannot contain
+    /// itself.` Nothing is recorded.
+    #[error("{}", cycle_text(.edge, .cycle))]
+    PhaseCycle {
+        /// `phase-of` or `forked-from`.
+        edge: String,
+        /// The slugs from the child, through its new parent and up, back to
+        /// the child (first and last equal).
+        cycle: Vec<String>,
+    },
+}
+
+/// The sentence of [`StoreError::PhaseCycle`]: `a phase-of b would make a
+/// cycle: a → b → a. A plan cannot contain itself.`
+fn cycle_text(edge: &str, cycle: &[String]) -> String {
+    let (child, parent) = match cycle {
+        [c, p, ..] => (c.as_str(), p.as_str()),
+        _ => ("?", "?"),
+    };
+    format!(
+        "{child} {edge} {parent} would make a cycle: {}. A plan cannot contain itself.",
+        cycle.join(" → ")
+    )
 }
 
 impl StoreError {

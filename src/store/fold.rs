@@ -131,6 +131,14 @@ fn edge_field(data: &Value) -> Result<EdgeType, String> {
     })
 }
 
+/// A metadata key as the projection keeps it: Unicode lower case (Rust
+/// `to_lowercase`), the same fold TQ applies to a field keyword, so
+/// `task_set_metadata(key="Priority")`, `(:set! :PRIORITY ...)`, `(fields)`
+/// and `:priority` all name one key (docs/tq.md "Metadata keys").
+pub fn metadata_key(key: &str) -> String {
+    key.to_lowercase()
+}
+
 /// Reads a known event's data. `Err(reason)` when a known type's data is
 /// malformed; `Ok(Action::Unknown)` for unknown types.
 pub(crate) fn parse_action(event_type: &str, data: &Value) -> Result<Action, String> {
@@ -160,8 +168,11 @@ pub(crate) fn parse_action(event_type: &str, data: &Value) -> Result<Action, Str
             other: name_field(data, "target_id")?,
             edge: edge_field(data)?,
         },
+        // Metadata keys are case-insensitive: folded to lower case here,
+        // the one place both engines read an event (docs/tq.md "Metadata
+        // keys", issue 26), so `Priority` and `priority` are one key.
         types::SET_METADATA => Action::Metadata {
-            key: name_field(data, "key")?,
+            key: metadata_key(&name_field(data, "key")?),
             value: text_field(data, "value")?,
         },
         types::OBSERVATION => Action::Observation(text_field(data, "text")?),

@@ -4,6 +4,7 @@
 
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 
+use super::cycle::{parent_link, refuse_cycle};
 use super::error::StoreError;
 use super::event::{LoggedEvent, NewEvent, canonical_json, event_key, new_event_id};
 use super::fold::{FoldInput, fold, parse_action};
@@ -159,7 +160,12 @@ impl WriteTx<'_> {
     /// retry of that repeat and is skipped. The fold ignores `repeat`
     /// (docs/store.md "Events").
     ///
-    /// Errors: [`StoreError::InvalidEvent`] for an empty or reserved subject,
+    /// A fork or structural link that would close a cycle of parent
+    /// pointers is refused before it is appended (docs/store.md "Phase-of
+    /// cycles").
+    ///
+    /// Errors: [`StoreError::PhaseCycle`],
+    /// [`StoreError::InvalidEvent`] for an empty or reserved subject,
     /// control characters in a slug or metadata key, a `ts` outside
     /// `0..=253402300799`, or malformed data of a known type (the whole
     /// transaction should then be abandoned by returning the error),
@@ -169,6 +175,9 @@ impl WriteTx<'_> {
         for ev in events {
             validate(ev)?;
             refuse_nul(ev)?;
+            if let Some(link) = parent_link(ev) {
+                refuse_cycle(&link, |slug| self.parent_of(slug))?;
+            }
             let Some(resolved) = self.resolve_repeat(ev)? else {
                 continue;
             };
@@ -179,6 +188,18 @@ impl WriteTx<'_> {
             }
         }
         Ok(seqs)
+    }
+
+    /// The slug of `slug`'s visible parent (`tasks.parent_task_id`), under
+    /// this transaction (events appended so far are folded).
+    fn parent_of(&self, slug: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .tx
+            .prepare_cached(
+                "SELECT p.slug FROM tasks c JOIN tasks p ON p.id = c.parent_task_id WHERE c.slug = ?1",
+            )?
+            .query_row(params![slug], |r| r.get(0))
+            .optional()?)
     }
 
     /// Decides whether `ev` is new, a retry (`None`: skip it) or a repeat

@@ -7,6 +7,7 @@ use super::structured::{
     Bootstrapped, HandoffRef, QueryResult, SearchHit, SearchResult, TaskGot, Truncated,
 };
 use super::{Done, ToolCtx, ToolOutcome, bare, check_len, limits, store_err};
+use crate::fence::quote;
 use crate::store::search;
 use crate::tq::Surface;
 use crate::tq::json;
@@ -78,7 +79,7 @@ fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
     if !state.handoffs.is_empty() {
         out.push_str("\n  handoffs:");
         for h in &state.handoffs {
-            out.push_str(&format!("\n    - {} ({})", h.summary, h.path));
+            out.push_str(&format!("\n    - {} ({})", quote(&h.summary), h.path));
         }
     }
     let structure = Bootstrapped {
@@ -149,7 +150,15 @@ fn search_line(ctx: &mut ToolCtx<'_>, a: SearchArgs) -> Done {
         .collect();
     let rows: Vec<String> = hits
         .iter()
-        .map(|h| format!("{}. [{}]  ({})\n    {}", h.rank, h.task, h.date, h.snippet))
+        .map(|h| {
+            format!(
+                "{}. [{}]  ({})\n    {}",
+                h.rank,
+                h.task,
+                h.date,
+                quote(&h.snippet)
+            )
+        })
         .collect();
     let structure = SearchResult {
         query: query.to_string(),

@@ -3,6 +3,7 @@
 
 use time::{OffsetDateTime, macros::format_description};
 
+use crate::fence::quote;
 use crate::store::read::TaskState;
 
 /// How many recent observations the state block shows (seed 000 `task_get`).
@@ -64,7 +65,9 @@ pub fn one_line(text: &str, max: usize) -> String {
 ///   … N earlier observations — call timeline with full=true, types=observation to read them all
 /// ```
 ///
-/// Sections without content are left out; `now` (Unix seconds) judges the
+/// Written text (the description or name lines, metadata values, the
+/// observations) goes through [`quote`] (fenced when the server fences,
+/// docs/mcp.md "Fenced text"). Sections without content are left out; `now` (Unix seconds) judges the
 /// claim live. No trailing newline.
 pub fn state_block(s: &TaskState, now: i64) -> String {
     let mut out = format!("{}  [{}]", s.slug, s.status);
@@ -75,7 +78,7 @@ pub fn state_block(s: &TaskState, now: i64) -> String {
     if let Some(d) = shown {
         for line in d.lines() {
             out.push_str("\n  ");
-            out.push_str(line);
+            out.push_str(&quote(line));
         }
     }
     if let Some((owner, until)) = s.live_claim(now) {
@@ -99,13 +102,13 @@ pub fn state_block(s: &TaskState, now: i64) -> String {
     if !s.metadata.is_empty() {
         out.push_str("\n  metadata:");
         for (k, v) in &s.metadata {
-            out.push_str(&format!("\n    {k} = {v}"));
+            out.push_str(&format!("\n    {k} = {}", quote(v)));
         }
     }
     if !s.recent.is_empty() {
         out.push_str("\n  recent:");
         for text in &s.recent {
-            out.push_str(&format!("\n    - {}", one_line(text, DIGEST_CHARS)));
+            out.push_str(&format!("\n    - {}", quote(&one_line(text, DIGEST_CHARS))));
         }
     }
     let shown = i64::try_from(s.recent.len()).unwrap_or(i64::MAX);

@@ -8,6 +8,7 @@ use super::args::{TimelineArgs, int_arg};
 use super::render::{DIGEST_CHARS, minute, one_line};
 use super::structured::{Timeline, TimelineEvent};
 use super::{Done, ToolCtx, ToolOutcome, store_err};
+use crate::fence::quote;
 use crate::store::event::types;
 use crate::store::read::EventRow;
 
@@ -139,13 +140,30 @@ fn assemble(slug: &str, blocks: &[String]) -> (String, usize) {
     (out, shown)
 }
 
+/// True for an event whose body is text someone wrote (quoted when the
+/// server fences, docs/mcp.md "Fenced text"); the bodies cairn words itself
+/// (`→ completed`, `forked SLUG (phase-of)`) are not.
+fn written(event_type: &str) -> bool {
+    !matches!(
+        event_type,
+        types::UPDATE_STATUS | types::FORK | types::LINK | types::SEVER
+    )
+}
+
 fn render_event(e: &EventRow, full: bool) -> String {
+    let shown = |t: &str| {
+        if written(&e.event_type) {
+            quote(t)
+        } else {
+            t.to_string()
+        }
+    };
     if full {
         let body = body(e);
         let mut out = format!("  {}  {}  ({} UTC)", e.seq, e.event_type, minute(e.ts));
         for line in body.lines() {
             out.push_str("\n    ");
-            out.push_str(line);
+            out.push_str(&shown(line));
         }
         out
     } else {
@@ -154,7 +172,7 @@ fn render_event(e: &EventRow, full: bool) -> String {
             // Nothing to digest (a task.create without a description).
             format!("  {}  {}", e.seq, e.event_type)
         } else {
-            format!("  {}  {}  {}", e.seq, e.event_type, digest)
+            format!("  {}  {}  {}", e.seq, e.event_type, shown(&digest))
         }
     }
 }

@@ -8,7 +8,7 @@ use super::args::{
 };
 use super::structured::{Created, EdgeChange, Forked, MetadataSet, Observed, StatusSet};
 use super::{Done, ToolCtx, ToolOutcome, bare, check_len, limits, required, store_err};
-use crate::store::{EdgeType, NewEvent, Status, StoreError};
+use crate::store::{EdgeType, NewEvent, Status, StoreError, metadata_key};
 
 /// The edge types a tool accepts (seed 000: `phase-of`, `depends-on`, `related`).
 const TOOL_EDGES: [EdgeType; 3] = [EdgeType::PhaseOf, EdgeType::DependsOn, EdgeType::Related];
@@ -208,7 +208,9 @@ fn edge_line(ctx: &mut ToolCtx<'_>, a: EdgeArgs, link: bool) -> Done {
 pub const DESCRIPTION_KEY: &str = "description";
 
 /// `task_set_metadata(key, value, task_id?)`: records one `task.set-metadata`
-/// (a null value is stored as ""); `Set KEY on SLUG.` The key `description`
+/// (a null value is stored as ""); `Set KEY on SLUG.` with KEY in lower
+/// case (metadata keys are case-insensitive, docs/tq.md "Metadata keys";
+/// `Priority` sets `priority`). The key `description` (any case)
 /// is the task's description, not metadata: it records one
 /// `task.update-description` (issue 27: before, a description could never
 /// change after creation).
@@ -225,6 +227,9 @@ fn set_metadata_line(ctx: &mut ToolCtx<'_>, a: SetMetadataArgs) -> Done {
     if key.chars().any(char::is_control) {
         return Err("key must not contain control characters.".to_string());
     }
+    // One key whatever its case (docs/tq.md "Metadata keys"): recorded and
+    // reported in lower case, as the fold keeps it.
+    let key = &metadata_key(key);
     let value = a.value.unwrap_or_default();
     check_len("value", &value, limits::TEXT)?;
     let slug = ctx.write_target(a.task_id.as_deref())?;

@@ -97,8 +97,16 @@ pub fn name_list<S: AsRef<str>>(names: &[S]) -> String {
 
 /// `Unknown WHAT PREFIXname; did you mean PREFIXnear?` or
 /// `Unknown WHAT PREFIXname. Known PLURAL: a, b, c.` (names cut and the
-/// list capped by [`name_list`]).
+/// list capped by [`name_list`]). A name listed twice in `known` (a
+/// metadata key that is also a declared field, say) is listed once, at its
+/// first place (issue 26).
 fn unknown(what: &str, plural: &str, prefix: &str, name: &str, known: &[String]) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let known: Vec<String> = known
+        .iter()
+        .filter(|k| seen.insert(k.as_str()))
+        .cloned()
+        .collect();
     let shown = shown_name(name);
     match suggest(name, known.iter().map(String::as_str)) {
         Some(near) => format!("Unknown {what} {prefix}{shown}; did you mean {prefix}{near}?"),

@@ -147,6 +147,17 @@ fn seconds_text(d: Duration) -> String {
     }
 }
 
+/// A store error met while recording a write query's events: a refusal
+/// that is the query's own doing (a `phase-of` cycle, docs/store.md
+/// "Phase-of cycles") is a query error with the store's sentence; anything
+/// else an [`execution_failure`].
+pub fn store_failure(e: StoreError) -> Diagnostic {
+    match e {
+        StoreError::PhaseCycle { .. } => Diagnostic::query(e.to_string(), None),
+        e => execution_failure(e),
+    }
+}
+
 /// An SQLite failure that is not the user's fault: logged to stderr, shown
 /// as `The query could not be executed.`
 pub fn execution_failure(detail: impl std::fmt::Display) -> Diagnostic {
@@ -261,7 +272,7 @@ impl Engine {
         match e {
             WriteError::Exec(e) => self.exec_diag(e),
             WriteError::Store(StoreError::Sqlite(e)) => self.exec_diag(exec::classify(e)),
-            WriteError::Store(e) => execution_failure(e),
+            WriteError::Store(e) => store_failure(e),
         }
     }
 

@@ -25,6 +25,9 @@ pub enum LexError {
     IntRange,
     /// A decimal too large for a 64-bit float.
     DecRange,
+    /// A number written with an exponent (`1e9`, `1.5e3`): TQ numbers are
+    /// plain digits (issue 26; before, `1e9` lexed as `1` then `e9`).
+    Exponent,
 }
 
 /// One token. Keyword and symbol text is lower case; a keyword's text has no colon.
@@ -56,6 +59,26 @@ pub enum Token {
     /// A decimal like `1.5` or `-0.25`.
     #[regex(r"[+-]?[0-9]+\.[0-9]+", decimal, priority = 10)]
     Dec(f64),
+    /// Never produced: a number with an exponent is an error.
+    #[regex(r"[+-]?[0-9]+(\.[0-9]+)?[eE][+-]?[0-9]+", exponent, priority = 10)]
+    Exponent,
+}
+
+fn exponent(_: &mut logos::Lexer<Token>) -> Result<(), LexError> {
+    Err(LexError::Exponent)
+}
+
+/// `text` (a number with an exponent) written out in plain digits, when it
+/// is finite and at most 20 digits long (`1e9` → `1000000000`, `1.5e3` →
+/// `1500`, `2.5e-1` → `0.25`).
+fn written_out(text: &str) -> Option<String> {
+    let v = text.parse::<f64>().ok().filter(|v| v.is_finite())?;
+    let s = if v.fract() == 0.0 && v.abs() < 1e18 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v}")
+    };
+    (s.len() <= 20 && !s.contains('e')).then_some(s)
 }
 
 fn decimal(lex: &mut logos::Lexer<Token>) -> Result<f64, LexError> {
@@ -98,7 +121,9 @@ pub type SpannedToken = (Token, Span);
 /// Splits `text` into tokens. The first unlexable input is a parse error at
 /// its span: `Unexpected character '#'.`, `Unknown escape \n in a string;
 /// only \" and \\ are allowed.`, `Unterminated string; add the closing ".`,
-/// `Integer N does not fit in 64 bits.`, `Decimal N is out of range.`
+/// `Integer N does not fit in 64 bits.`, `Decimal N is out of range.`,
+/// `Number 1e9 has an exponent; TQ numbers are plain digits, e.g. 1000000000.`
+/// (without `, e.g. ...` when the value has no short plain form).
 pub fn lex(text: &str) -> Result<Vec<SpannedToken>, Diagnostic> {
     let mut out = Vec::new();
     let mut lexer = Token::lexer(text);
@@ -148,6 +173,16 @@ fn lex_error(text: &str, err: LexError, span: Span) -> Diagnostic {
             ),
             span,
         ),
+        LexError::Exponent => {
+            let num = text.get(span.clone()).unwrap_or("");
+            let msg = match written_out(num) {
+                Some(w) => {
+                    format!("Number {num} has an exponent; TQ numbers are plain digits, e.g. {w}.")
+                }
+                None => format!("Number {num} has an exponent; TQ numbers are plain digits."),
+            };
+            Diagnostic::parse(msg, span)
+        }
         LexError::Unexpected => {
             let ch = text.get(span.start..).and_then(|s| s.chars().next());
             match ch {
@@ -278,6 +313,32 @@ mod tests {
                 "Integer 99999999999999999999 does not fit in 64 bits.",
                 Some(7..27)
             )
+        );
+        let e = lex("(:claim! 1e9)").unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.span),
+            (
+                "Number 1e9 has an exponent; TQ numbers are plain digits, e.g. 1000000000.",
+                Some(9..12)
+            )
+        );
+        let e = lex("(> :obs-count -1.5E3)").unwrap_err();
+        assert_eq!(
+            (e.message.as_str(), e.span),
+            (
+                "Number -1.5E3 has an exponent; TQ numbers are plain digits, e.g. -1500.",
+                Some(14..20)
+            )
+        );
+        let e = lex("(:take 2.5e-1)").unwrap_err();
+        assert_eq!(
+            e.message,
+            "Number 2.5e-1 has an exponent; TQ numbers are plain digits, e.g. 0.25."
+        );
+        let e = lex("(:take 1e999)").unwrap_err();
+        assert_eq!(
+            e.message,
+            "Number 1e999 has an exponent; TQ numbers are plain digits."
         );
         let e = lex("( : )").unwrap_err();
         assert_eq!(

@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+use crate::fence::quote;
+
 /// The ceiling, in characters, of a node-set or projection text (§4).
 pub const TEXT_BUDGET: usize = 16_000;
 
@@ -242,7 +244,7 @@ pub fn one_line(s: &str) -> String {
 pub fn task_lines(t: &TaskRow, enriched: bool) -> String {
     let mut s = format!("- {}", one_line(&t.slug));
     if t.display != t.slug {
-        s.push_str(&format!(" [{}]", one_line(&t.display)));
+        s.push_str(&format!(" [{}]", quote(&one_line(&t.display))));
     }
     if let Some(st) = &t.status {
         s.push_str(&format!(" ({})", one_line(st)));
@@ -254,7 +256,7 @@ pub fn task_lines(t: &TaskRow, enriched: bool) -> String {
             t.edges.unwrap_or(0)
         ));
         for (k, v) in &t.meta {
-            s.push_str(&format!("\n    {}: {}", one_line(k), one_line(v)));
+            s.push_str(&format!("\n    {}: {}", one_line(k), quote(&one_line(v))));
         }
     }
     s
@@ -399,7 +401,12 @@ pub fn render_counted(o: &Output) -> (String, Option<Shown>) {
                 .map(|r| {
                     let mut s = format!("- {}", one_line(&r.slug));
                     for (f, c) in fields.iter().zip(&r.cells) {
-                        s.push_str(&format!("  {}={}", one_line(f), one_line(&c.text())));
+                        let v = one_line(&c.text());
+                        let v = match c {
+                            Cell::Text(_) => quote(&v),
+                            _ => v,
+                        };
+                        s.push_str(&format!("  {}={v}", one_line(f)));
                     }
                     s
                 })
@@ -427,7 +434,25 @@ pub fn render_counted(o: &Output) -> (String, Option<Shown>) {
     }
 }
 
-/// Buckets `(row, key)` pairs into groups: absent keys under `none`, groups
+/// The key text of the group for a field value: an absent value is
+/// [`NO_VALUE`] (`none`); a present value is itself, except that one which
+/// would read as `none` or starts with a double quote is shown quoted
+/// (JSON string syntax: `"none"`, `"\"x\""`), so a task whose value is
+/// the text `none` never lands in the group of tasks with no value
+/// (issue 26; docs/tq.md "Output").
+pub fn group_key(value: Option<String>) -> String {
+    match value {
+        None => NO_VALUE.to_string(),
+        Some(v) if v == NO_VALUE || v.starts_with('"') => serde_json::Value::String(v).to_string(),
+        Some(v) => v,
+    }
+}
+
+/// The group key of tasks with no value for the grouped field.
+pub const NO_VALUE: &str = "none";
+
+/// Buckets `(row, key)` pairs into groups: absent keys under `none`, a
+/// present value through [`group_key`] (the text `none` as `"none"`), groups
 /// largest first, ties by key; tasks keep their order. Linear in the rows
 /// (plus sorting the groups).
 pub fn group(rows: Vec<(TaskRow, Option<String>)>) -> Vec<Group> {
@@ -452,7 +477,7 @@ pub fn group_checked<E>(
         if i % every == 0 {
             check()?;
         }
-        let key = key.unwrap_or_else(|| "none".to_string());
+        let key = group_key(key);
         match index.get(&key) {
             Some(&g) => groups[g].tasks.push(row),
             None => {
@@ -582,6 +607,24 @@ mod tests {
         assert_eq!(
             render(&o),
             "3 groups:\n\n## active (2)\n- b (active)\n- d (active)\n\n## none (1)\n- c (x)\n\n## open (1)\n- a (open)"
+        );
+    }
+
+    #[test]
+    fn a_value_none_is_not_the_missing_group() {
+        let g = group(vec![
+            (row("a", "open"), Some("none".into())),
+            (row("b", "open"), None),
+            (row("c", "open"), Some("\"none\"".into())),
+            (row("d", "open"), Some("none".into())),
+        ]);
+        let o = Output::Groups {
+            field: "priority".into(),
+            groups: g,
+        };
+        assert_eq!(
+            render(&o),
+            "3 groups:\n\n## \"none\" (2)\n- a (open)\n- d (open)\n\n## \"\\\"none\\\"\" (1)\n- c (open)\n\n## none (1)\n- b (open)"
         );
     }
 

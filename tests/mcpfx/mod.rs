@@ -34,7 +34,45 @@ pub async fn call_tool<H: ClientHandler>(
         .filter_map(|b| b.as_text().map(|t| t.text.clone()))
         .collect::<Vec<_>>()
         .join("");
-    (text, res.is_error == Some(true))
+    (unfence(&text), res.is_error == Some(true))
+}
+
+/// A fenced tool text (HTTP fences by default; docs/mcp.md "Fenced text")
+/// read back as the unfenced one, so the seed's strings can be compared
+/// over either transport: the `NOTE-<nonce>` and `END-<nonce>` lines
+/// dropped, `«` `»` removed, `\u{hex}` escapes decoded. Any other text is
+/// returned as it is. (`tests/mcp_fence.rs` checks the fenced form itself.)
+pub fn unfence(text: &str) -> String {
+    let Some(first) = text.strip_prefix("NOTE-") else {
+        return text.to_string();
+    };
+    let nonce = first.split(' ').next().unwrap_or("");
+    let lines: Vec<&str> = text.lines().collect();
+    if nonce.is_empty() || lines.last() != Some(&format!("END-{nonce}").as_str()) {
+        return text.to_string();
+    }
+    let body = lines[1..lines.len() - 1].join("\n");
+    let mut out = String::with_capacity(body.len());
+    let mut rest = body.as_str();
+    while let Some(c) = rest.chars().next() {
+        if c == '«' || c == '»' {
+            rest = &rest[c.len_utf8()..];
+            continue;
+        }
+        if let Some(esc) = rest.strip_prefix("\\u{")
+            && let Some(end) = esc.find('}')
+            && let Some(ch) = u32::from_str_radix(&esc[..end], 16)
+                .ok()
+                .and_then(char::from_u32)
+        {
+            out.push(ch);
+            rest = &esc[end + 1..];
+            continue;
+        }
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
 }
 
 /// A client session with no handler of its own (stdio or HTTP).

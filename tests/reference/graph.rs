@@ -51,6 +51,10 @@ pub struct Graph {
     /// The clock reading claims are judged live against
     /// ([`super::arbitrary::REF_NOW`], the tests' catalog clock).
     pub now: i64,
+    /// Set by the mutation reference when a structural link would close a
+    /// parent cycle: the engine refuses the whole query then (docs/store.md
+    /// "Phase-of cycles").
+    pub cycle_refused: bool,
 }
 
 /// A scalar value.

@@ -51,6 +51,24 @@ fn claim(g: &mut Graph, m: &Mutation, set: Vec<Item>) -> (usize, Vec<Item>) {
     (changes, kept)
 }
 
+/// True when `child`'s parent becoming `parent` closes a cycle: walking up
+/// from `parent` reaches `child` (a cycle already there that does not pass
+/// through `child` ends the walk), as the store checks it.
+fn closes_cycle(g: &Graph, child: i64, parent: i64) -> bool {
+    let mut seen = std::collections::BTreeSet::from([parent]);
+    let mut cur = parent;
+    while let Some(p) = g.tasks.get(&cur).and_then(|t| t.parent) {
+        if p == child {
+            return true;
+        }
+        if !seen.insert(p) {
+            return false;
+        }
+        cur = p;
+    }
+    false
+}
+
 /// Applies `m` to the tasks of `set`; returns the number of changes and the
 /// set the next segment starts from.
 pub fn apply(g: &mut Graph, m: &Mutation, set: Vec<Item>) -> (usize, Vec<Item>) {
@@ -104,6 +122,9 @@ pub fn apply(g: &mut Graph, m: &Mutation, set: Vec<Item>) -> (usize, Vec<Item>) 
                 match edge.class() {
                     EdgeClass::Structural => {
                         let present = g.tasks[&id].parent == Some(tid);
+                        if link && !present && closes_cycle(g, id, tid) {
+                            g.cycle_refused = true;
+                        }
                         if link && !present {
                             g.tasks.get_mut(&id).unwrap().parent = Some(tid);
                             changes += 1;

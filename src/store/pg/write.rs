@@ -16,6 +16,7 @@ use serde_json::Value;
 use super::connect::pg_err;
 use super::fold::{Cx, fold};
 use super::handle::PgStore;
+use crate::store::cycle::{parent_link, refuse_cycle};
 use crate::store::error::StoreError;
 use crate::store::event::{NewEvent, canonical_json, event_key, new_event_id, types};
 use crate::store::fold::FoldInput;
@@ -142,6 +143,8 @@ impl PgStore {
 /// folds each: the body of [`PgStore::write`], for a write query that
 /// selects, appends and reads in one transaction (`tq`). Returns the
 /// `seq`s appended (repeats of a subject's newest event are skipped).
+/// A fork or structural link that would close a cycle of parent pointers
+/// is refused ([`StoreError::PhaseCycle`], docs/store.md "Phase-of cycles").
 /// Errors: [`StoreError::InvalidEvent`], a database failure (retried by
 /// `write_tx` when retryable).
 pub(crate) fn append(tx: &mut Cx<'_, '_>, events: &[NewEvent]) -> Result<Vec<i64>, TxError> {
@@ -149,6 +152,9 @@ pub(crate) fn append(tx: &mut Cx<'_, '_>, events: &[NewEvent]) -> Result<Vec<i64
     for ev in events {
         validate(ev)?;
         refuse_nul(ev)?;
+        if let Some(link) = parent_link(ev) {
+            refuse_cycle(&link, |slug| parent_of(tx, slug))?;
+        }
         let Some((ev, data, key, last)) = resolve_repeat(tx, ev)? else {
             continue;
         };
@@ -184,6 +190,18 @@ pub(crate) fn append(tx: &mut Cx<'_, '_>, events: &[NewEvent]) -> Result<Vec<i64
     // the projection next in the same transaction.
     tx.flush().map_err(tx_err)?;
     Ok(seqs)
+}
+
+/// The slug of `slug`'s visible parent, under this transaction (the fold
+/// writes `parent_task_id` at once; docs/store.md "Phase-of cycles").
+fn parent_of(tx: &mut Cx<'_, '_>, slug: &str) -> Result<Option<String>, TxError> {
+    let row = tx
+        .opt(
+            "SELECT p.slug FROM tasks c JOIN tasks p ON p.id = c.parent_task_id WHERE c.slug = $1",
+            &[&slug],
+        )
+        .map_err(tx_err)?;
+    Ok(row.map(|r| r.get(0)))
 }
 
 /// The subject's newest event (session, previous session), when it has one.

@@ -255,7 +255,7 @@ impl Engine {
                     Some(f) => self.exec_diag(f),
                     // A cancel that reached the server at the commit.
                     None if self.cancel.is_cancelled() => self.cancelled_error(),
-                    None => super::execution_failure(e),
+                    None => super::store_failure(e),
                 });
             }
         };

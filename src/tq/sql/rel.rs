@@ -60,10 +60,14 @@ impl Lower {
                 self.ranked_if(s, want_rank, &Order::Slug)
             }
             Node::SetOp(SetOp::OrElse, a, b) => {
+                // Each operand's stage is read ONCE: the rows of both, tagged
+                // 0 and 1, keep the smallest tag present. (Reading `a` twice,
+                // for its rows and for `NOT EXISTS`, made SQLite expand a
+                // chain of n steps 2^n times: "too complex" at 8; issue 26.)
                 let a = self.rel(a);
                 let b = self.rel(b);
                 self.cte(format!(
-                    "SELECT id, ord FROM {a} UNION ALL SELECT id, ord FROM {b} WHERE NOT EXISTS (SELECT 1 FROM {a})"
+                    "SELECT id, ord FROM (SELECT id, ord, src, MIN(src) OVER () AS fst FROM (SELECT id, ord, 0 AS src FROM {a} UNION ALL SELECT id, ord, 1 FROM {b}) u) v WHERE src = fst"
                 ))
             }
             Node::SetOp(op, a, b) => {
