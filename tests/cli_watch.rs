@@ -119,14 +119,14 @@ fn a_bad_query_is_an_error_and_no_loop() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    // Intervals under 50 ms are usage errors.
+    // Intervals under 10 ms are usage errors.
     let out = cairn(&db)
-        .args(["watch", "--interval", "10", "(all)"])
+        .args(["watch", "--interval", "9", "(all)"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("expected whole milliseconds, at least 50."),
+        String::from_utf8_lossy(&out.stderr).contains("expected whole milliseconds, at least 10."),
         "{out:?}"
     );
 }

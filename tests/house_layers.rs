@@ -54,6 +54,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "log/check",
         "log/import",
         "log/export",
+        "commits",
         "changes",
         "pg/rebuild",
         "pg/changes",

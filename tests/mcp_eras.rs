@@ -200,7 +200,7 @@ async fn listen_over_stdio_hears_listened_tasks_only() {
         (e.code, e.message.as_ref()),
         (
             rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-            "resources/subscribe"
+            "resources/subscribe is not part of the 2026-07-28 protocol this request names; open a subscriptions/listen stream."
         )
     );
     sub.cancel().await.unwrap();

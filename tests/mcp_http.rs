@@ -1374,3 +1374,56 @@ async fn http_fences_written_text_by_default() {
         format!("{slug}  [active]\n  ignore\u{200B} me")
     );
 }
+
+/// Issue 22 (hostile pass): a 2025-11-25 method in a request that declares
+/// 2026-07-28 is refused over HTTP with a sentence saying what replaces it
+/// and status 404 (SEP-2575), not rmcp's bare method name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn removed_methods_in_a_2026_request_say_what_replaces_them() {
+    let dir = repo();
+    let t = token(dir.path(), "agent-1", "read,observe,write");
+    let srv = Server::start(dir.path(), &[]);
+    let auth = bearer(&t);
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}});
+    for (id, method, params, message) in [
+        (
+            1,
+            "ping",
+            json!({"_meta": meta}),
+            "ping is not part of the 2026-07-28 protocol this request names; call server/discover to check the server.",
+        ),
+        (
+            2,
+            "resources/subscribe",
+            json!({"uri": "cairn://tasks/x", "_meta": meta}),
+            "resources/subscribe is not part of the 2026-07-28 protocol this request names; open a subscriptions/listen stream.",
+        ),
+        (
+            3,
+            "resources/unsubscribe",
+            json!({"uri": "cairn://tasks/x", "_meta": meta}),
+            "resources/unsubscribe is not part of the 2026-07-28 protocol this request names; open a subscriptions/listen stream.",
+        ),
+    ] {
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let (status, _, text) = post(
+            &srv.url,
+            &[
+                ("authorization", &auth),
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", method),
+            ],
+            body.to_string(),
+        )
+        .await;
+        assert_eq!(status, 404, "{method}: {text}");
+        assert_eq!(
+            serde_json::from_str::<serde_json::Value>(&text).unwrap(),
+            json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": message}}),
+            "{method}"
+        );
+    }
+}

@@ -554,3 +554,51 @@ fn stdio_sessions_claim_as_the_client_or_as_the_serve_flag() {
         "error: --as names the stdio session; over --http each session is named by its token."
     );
 }
+
+/// Issue 22 (hostile pass): one session may hold at most 16
+/// `subscriptions/listen` streams (each holds a watcher and a store
+/// connection; unbounded, 300 streams exhausted the descriptors and every
+/// later tool call failed). The 17th is refused with a sentence after its
+/// acknowledgment; cancelling one makes room; tools keep answering.
+#[test]
+fn a_session_holds_at_most_sixteen_listen_streams() {
+    let dir = repo();
+    let mut w = Wire::bare(dir.path());
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "wire", "version": "0"}});
+    let listen = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
+            "notifications": {"resourceSubscriptions": [format!("cairn://tasks/t{id}")]},
+            "_meta": meta}})
+    };
+    for id in 1..=17 {
+        w.send(&listen(id));
+    }
+    let refusal = json!({"jsonrpc": "2.0", "id": 17, "error": {"code": -32600,
+        "message": "This session already holds 16 subscriptions/listen streams, the most one session (one token over HTTP) may; cancel one, or listen to up to 1000 URIs in one stream."}});
+    assert_eq!(w.reply(17, Duration::from_secs(20)), refusal);
+    // Cancelling stream 1 frees a slot for the next.
+    w.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1, "_meta": meta}}),
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    w.send(&listen(18));
+    w.send(&listen(19));
+    let r = loop {
+        let v = w.lines.recv_timeout(Duration::from_secs(20)).unwrap();
+        assert_ne!(v.get("id"), Some(&json!(18)), "stream 18 was refused: {v}");
+        if v.get("id") == Some(&json!(19)) {
+            break v;
+        }
+    };
+    assert_eq!(r["error"]["message"], refusal["error"]["message"], "{r}");
+    w.send(
+        &json!({"jsonrpc": "2.0", "id": 20, "method": "tools/call", "params": {
+        "name": "task_query", "arguments": {"query": "(-> (all) (:count))"}, "_meta": meta}}),
+    );
+    assert_eq!(Wire::text(&w.reply(20, Duration::from_secs(10))), "0");
+    w.close();
+}

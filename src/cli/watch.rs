@@ -22,10 +22,12 @@ use crate::store::{DbRef, ReadOpen, Store};
 use crate::tq::Surface;
 use crate::tq::engine::Engine;
 
-/// The default poll interval, milliseconds.
-pub const DEFAULT_INTERVAL_MS: u64 = 250;
+/// The default poll interval, milliseconds: the commit signal's tick
+/// (`store::commits::SQLITE_TICK`), so `cairn watch` hears a commit as soon
+/// as a subscription does (issue 22).
+pub const DEFAULT_INTERVAL_MS: u64 = 10;
 /// The shortest poll interval `--interval` accepts, milliseconds.
-pub const MIN_INTERVAL_MS: u64 = 50;
+pub const MIN_INTERVAL_MS: u64 = 10;
 /// How often the query is re-run even when nothing committed: an answer can
 /// change with the clock alone (a claim lapsing, a `since` day passing).
 pub const REFRESH: Duration = Duration::from_secs(5);
@@ -33,7 +35,7 @@ pub const REFRESH: Duration = Duration::from_secs(5);
 /// The arguments of `cairn watch`.
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// How often to look for commits, in milliseconds (at least 50).
+    /// How often to look for commits, in milliseconds (at least 10; PostgreSQL wakes at once).
     #[arg(
         long,
         value_name = "MS",
@@ -53,7 +55,7 @@ pub struct WatchArgs {
 }
 
 /// Parses `--interval`: whole milliseconds, at least [`MIN_INTERVAL_MS`].
-/// Errors: `expected whole milliseconds, at least 50.`
+/// Errors: `expected whole milliseconds, at least 10.`
 pub fn parse_interval(s: &str) -> Result<u64, String> {
     match s.trim().parse::<u64>() {
         Ok(ms) if ms >= MIN_INTERVAL_MS => Ok(ms),
@@ -214,11 +216,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn intervals_are_at_least_50_ms() {
+    fn intervals_are_at_least_10_ms() {
         assert_eq!(parse_interval("250"), Ok(250));
-        assert_eq!(parse_interval("50"), Ok(50));
-        let e = Err("expected whole milliseconds, at least 50.".to_string());
-        assert_eq!(parse_interval("49"), e);
+        assert_eq!(parse_interval("10"), Ok(10));
+        let e = Err("expected whole milliseconds, at least 10.".to_string());
+        assert_eq!(parse_interval("9"), e);
         assert_eq!(parse_interval("-1"), e);
         assert_eq!(parse_interval("1.5"), e);
     }

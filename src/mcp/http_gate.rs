@@ -302,6 +302,13 @@ pub fn invalid_request(body: &serde_json::Value) -> Option<String> {
     ))
 }
 
+/// True when the request's `MCP-Protocol-Version` header names 2026-07-28.
+fn req_header_2026(h: &HeaderMap) -> bool {
+    h.get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim() == "2026-07-28")
+}
+
 /// `200` with a JSON-RPC error answering the request `id` (what rmcp
 /// would send, as `application/json`).
 fn jsonrpc_answer(id: serde_json::Value, e: &rmcp::ErrorData) -> Response<Body> {
@@ -607,6 +614,7 @@ impl Gate {
         };
         let mut method = None;
         let mut request_id: Option<serde_json::Value> = None;
+        let mut declared_2026 = false;
         if parts.method == http::Method::POST {
             match serde_json::from_slice::<serde_json::Value>(&bytes) {
                 Err(e) => return parse_error(&e.to_string()),
@@ -616,6 +624,10 @@ impl Gate {
                     }
                     method = v.get("method").and_then(|m| m.as_str()).map(str::to_string);
                     request_id = v.get("id").cloned();
+                    declared_2026 = v
+                        .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+                        .and_then(|p| p.as_str())
+                        == Some("2026-07-28");
                 }
             }
         }
@@ -652,9 +664,23 @@ impl Gate {
         // method's name; say what to use instead (docs/mcp.md "Protocol eras").
         if session.is_some()
             && method.as_deref() == Some("subscriptions/listen")
-            && let Some(id) = request_id
+            && let Some(id) = request_id.clone()
         {
             return jsonrpc_answer(id, &super::served::other_era("subscriptions/listen"));
+        }
+        // ... and a 2025-11-25 method in a request that declares 2026-07-28
+        // (header or `_meta`) with the bare name too: say what replaces it,
+        // with the 404 SEP-2575 gives it over HTTP.
+        if session.is_none()
+            && (declared_2026 || req_header_2026(req.headers()))
+            && let Some(m) = method.as_deref()
+            && m != "initialize"
+            && let Some(e) = super::listing::removed_in_2026(m)
+            && let Some(id) = request_id.clone()
+        {
+            let mut r = jsonrpc_answer(id, &e);
+            *r.status_mut() = StatusCode::NOT_FOUND;
+            return r;
         }
         // A POST without a session that is not `initialize` opens none: rmcp
         // serves it statelessly (2026-07-28) or refuses it.

@@ -12,7 +12,7 @@ use rmcp::model::{ClientNotification, ClientRequest, ErrorCode, ProtocolVersion,
 use rmcp::service::{NotificationContext, RequestContext, Service};
 use rmcp::{ErrorData as McpError, RoleServer};
 
-use super::listing::{SERVED_METHODS, method_not_found};
+use super::listing::{SERVED_METHODS, method_not_found, removed_in_2026};
 use super::server::CairnServer;
 
 /// A [`CairnServer`] as rmcp serves it (stdio and every HTTP session).
@@ -50,15 +50,18 @@ impl Service<RoleServer> for Served {
 
 /// `e` with a sentence in place of a bare method name: a `-32601` whose
 /// message is exactly one method (no space: rmcp's own refusal) becomes,
-/// for a method this server serves in the other era ([`other_era`]), a
-/// sentence saying what to use instead, and for any other method
+/// for a 2025-11-25 method the 2026-07-28 revision removed,
+/// [`removed_in_2026`]'s sentence, for a 2026-07-28 method asked in a
+/// session that began with `initialize` [`other_era`]'s, and for any other method
 /// [`method_not_found`]'s list of what is served. Any other error is
 /// returned as it is.
 pub fn explained(e: McpError) -> McpError {
     if e.code != ErrorCode::METHOD_NOT_FOUND || e.message.contains(' ') || e.message.is_empty() {
         return e;
     }
-    if SERVED_METHODS.contains(&e.message.as_ref()) {
+    if let Some(removed) = removed_in_2026(&e.message) {
+        removed
+    } else if SERVED_METHODS.contains(&e.message.as_ref()) {
         other_era(&e.message)
     } else {
         method_not_found(&e.message)
@@ -112,6 +115,14 @@ mod tests {
             None,
         );
         assert_eq!(explained(other.clone()), other);
+        assert_eq!(
+            explained(bare("resources/subscribe")).message,
+            "resources/subscribe is not part of the 2026-07-28 protocol this request names; open a subscriptions/listen stream."
+        );
+        assert_eq!(
+            explained(bare("ping")).message,
+            "ping is not part of the 2026-07-28 protocol this request names; call server/discover to check the server."
+        );
         let params = McpError::invalid_params("subscriptions/listen", None);
         assert_eq!(explained(params.clone()), params);
     }

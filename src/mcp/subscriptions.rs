@@ -57,6 +57,12 @@ pub fn wrote() {
     LOCAL_WRITES.send_modify(|g| *g = g.wrapping_add(1));
 }
 
+/// The most `subscriptions/listen` streams one session may hold open at
+/// once: over stdio the process, over HTTP one token's stateless agent (a
+/// stream holds a connection, a watcher and its store connection; one
+/// stream takes up to [`MAX_SUBSCRIPTIONS`] URIs).
+pub const MAX_LISTEN_STREAMS: usize = 16;
+
 /// The most pre-acknowledgment marks a session keeps for streams that
 /// have not started yet.
 const MAX_PENDING_MARKS: usize = 64;
@@ -125,6 +131,20 @@ struct Subs {
     /// Marks taken by [`CairnServer::accepted_filter`] before rmcp sent a
     /// `subscriptions/listen` acknowledgment, waiting for their stream.
     pending: Vec<i64>,
+    /// `subscriptions/listen` streams open on this session (at most
+    /// [`MAX_LISTEN_STREAMS`]).
+    streams: usize,
+}
+
+/// One open `subscriptions/listen` stream, counted in its session's table
+/// until dropped.
+struct StreamSlot(Subscriptions);
+
+impl Drop for StreamSlot {
+    fn drop(&mut self) {
+        let mut subs = self.0.lock();
+        subs.streams = subs.streams.saturating_sub(1);
+    }
 }
 
 /// A session's subscriptions (cheap to clone: one shared table).
@@ -344,8 +364,22 @@ impl CairnServer {
     /// stream's final result):
     /// its own table of the accepted URIs and its own watcher, as
     /// `resources/subscribe` has ([`Subscriptions`]), notifying through the
-    /// stream's sink. Errors: the change counter cannot be opened.
+    /// stream's sink. Errors: the change counter cannot be opened; the
+    /// session already holds [`MAX_LISTEN_STREAMS`] streams.
     pub(super) async fn listen_stream(&self, ctx: SubscriptionContext) -> Result<(), McpError> {
+        let _slot = {
+            let mut subs = self.subs.lock();
+            if subs.streams >= MAX_LISTEN_STREAMS {
+                return Err(McpError::invalid_request(
+                    format!(
+                        "This session already holds {MAX_LISTEN_STREAMS} subscriptions/listen streams, the most one session (one token over HTTP) may; cancel one, or listen to up to {MAX_SUBSCRIPTIONS} URIs in one stream."
+                    ),
+                    None,
+                ));
+            }
+            subs.streams += 1;
+            StreamSlot(self.subs.clone())
+        };
         let uris = ctx
             .accepted()
             .resource_subscriptions

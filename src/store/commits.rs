@@ -23,7 +23,6 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use super::changes::ChangeCounter;
 use super::error::StoreError;
 use super::pg::changes::Listener;
 use super::pg::target::PgTarget;
@@ -63,10 +62,17 @@ fn signals() -> std::sync::MutexGuard<'static, HashMap<Key, watch::Sender<u64>>>
 /// commit. Errors: [`StoreError::Sqlite`] (the file cannot be opened).
 pub fn sqlite(db: &Path) -> Result<watch::Receiver<u64>, StoreError> {
     subscribe(Key::Sqlite(db.to_path_buf()), || {
-        let mut counter = ChangeCounter::open(db)?;
+        let conn = super::reader::open_read_only(db)?;
+        let version = |c: &rusqlite::Connection| -> Result<i64, StoreError> {
+            Ok(c.query_row("PRAGMA data_version", [], |r| r.get(0))?)
+        };
+        let mut seen = version(&conn)?;
         Ok(Box::new(move || {
             std::thread::sleep(SQLITE_TICK);
-            counter.moved()
+            let now = version(&conn)?;
+            let moved = now != seen;
+            seen = now;
+            Ok(moved)
         }) as Wait)
     })
 }
