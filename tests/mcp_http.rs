@@ -1426,4 +1426,21 @@ async fn removed_methods_in_a_2026_request_say_what_replaces_them() {
             "{method}"
         );
     }
+    // A 200,000-character method is not echoed whole (rmcp's header
+    // mismatch error did): the refusal clips it.
+    let long = "b".repeat(200_000);
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": long, "params": {"_meta": meta}});
+    let (status, _, text) = post(
+        &srv.url,
+        &[
+            ("authorization", &auth),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "bbbb"),
+        ],
+        body.to_string(),
+    )
+    .await;
+    assert_eq!(status, 404);
+    assert!(text.len() < 1_000, "{} bytes", text.len());
+    assert!(text.contains("Method not found: bbbb"), "{text}");
 }

@@ -302,6 +302,10 @@ pub fn invalid_request(body: &serde_json::Value) -> Option<String> {
     ))
 }
 
+/// The longest method name passed on to rmcp, in characters; a longer one
+/// is `-32601` here, its echo clipped.
+pub const MAX_METHOD_CHARS: usize = 256;
+
 /// True when the request's `MCP-Protocol-Version` header names 2026-07-28.
 fn req_header_2026(h: &HeaderMap) -> bool {
     h.get("mcp-protocol-version")
@@ -667,6 +671,17 @@ impl Gate {
             && let Some(id) = request_id.clone()
         {
             return jsonrpc_answer(id, &super::served::other_era("subscriptions/listen"));
+        }
+        // No method cairn serves is long: answer an absurd one here, clipped,
+        // before rmcp echoes it whole in a header-mismatch error.
+        if method
+            .as_ref()
+            .is_some_and(|m| m.chars().count() > MAX_METHOD_CHARS)
+            && let (Some(m), Some(id)) = (method.as_deref(), request_id.clone())
+        {
+            let mut r = jsonrpc_answer(id, &super::listing::method_not_found(m));
+            *r.status_mut() = StatusCode::NOT_FOUND;
+            return r;
         }
         // ... and a 2025-11-25 method in a request that declares 2026-07-28
         // (header or `_meta`) with the bare name too: say what replaces it,
