@@ -33,6 +33,13 @@ fn token_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.')
 }
 
+/// The relevance of a match of tsvector `tsv` against tsquery `q` (SQL
+/// expressions): `ts_rank`, as `float8`, higher is better; the same in
+/// `task_search` and TQ's `(search …)`.
+pub fn rank_expr(tsv: &str, q: &str) -> String {
+    format!("ts_rank({tsv}, {q})::float8")
+}
+
 /// The tokens of `text`: `(byte start, byte end, lowercased token)`.
 pub fn tokens(text: &str) -> Vec<(usize, usize, String)> {
     let mut out = Vec::new();
