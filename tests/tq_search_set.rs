@@ -1,0 +1,170 @@
+//! spec/tq.md §10: `(search "text")` returns the same SET of tasks as the
+//! `task_search` query for the same text (its sanitiser, its index), for
+//! random texts over a generated store; on PostgreSQL too when a cluster
+//! can start (the same comparison against `PgStore::search`).
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use cairn::session::Session;
+use cairn::store::pg::{PgStore, PgTarget, source_events};
+use cairn::store::search::{SearchHit, sanitize, search};
+use cairn::store::{NewEvent, Store};
+use cairn::tq::{Engine, Surface};
+use common::pg;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+const WORDS: [&str; 16] = [
+    "ranking",
+    "Ranking",
+    "rank",
+    "file.rs:45-78",
+    "file.rs",
+    "tokenizer",
+    "token_fix",
+    "café",
+    "CAFÉ",
+    "naïve",
+    "flaky",
+    "test",
+    "v1.2.3",
+    "depends-on",
+    "it's",
+    "OR",
+];
+
+fn text(words: &[usize]) -> String {
+    words
+        .iter()
+        .map(|&i| WORDS[i % WORDS.len()])
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One to three words, maybe the last cut to a prefix `abc*`, maybe the
+/// whole quoted, maybe with a stray `"` or `\`.
+fn query() -> impl Strategy<Value = String> {
+    (
+        prop::collection::vec(0usize..16, 1..4),
+        any::<bool>(),
+        any::<bool>(),
+        0u8..6,
+    )
+        .prop_map(|(ws, prefix, quoted, stray)| {
+            let mut q: Vec<String> = ws.iter().map(|&i| WORDS[i].to_string()).collect();
+            if prefix && let Some(last) = q.last_mut() {
+                let cut: String = last.chars().take(3).collect();
+                *last = format!("{cut}*");
+            }
+            let mut q = if quoted && q.len() > 1 {
+                format!("\"{}\"", q.join(" "))
+            } else {
+                q.join(" ")
+            };
+            match stray {
+                0 => q.push_str(" \"x"),
+                1 => q.push_str(" a\\b"),
+                _ => {}
+            }
+            q
+        })
+}
+
+/// `s` as a TQ string literal (`\"` and `\\` escaped).
+fn tq_string(s: &str) -> String {
+    format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+fn slugs(hits: Vec<SearchHit>) -> BTreeSet<String> {
+    hits.into_iter().map(|h| h.slug).collect()
+}
+
+/// The slugs of an `(:ids)` answer (`No matching tasks.` is none).
+fn ids(out: &str) -> BTreeSet<String> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("- "))
+        .map(str::to_string)
+        .collect()
+}
+
+fn store_of(notes: &[Vec<usize>]) -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("cairn.db")).unwrap();
+    let mut events = Vec::new();
+    for t in 0..10 {
+        events.push(NewEvent::task_create(
+            "s",
+            100,
+            &format!("t{t}"),
+            Some("n"),
+            None,
+        ));
+    }
+    for (i, n) in notes.iter().enumerate() {
+        events.push(NewEvent::observation(
+            "s",
+            101 + i as i64,
+            &format!("t{}", i % 10),
+            &text(n),
+        ));
+    }
+    s.write(&events).unwrap();
+    (dir, s)
+}
+
+/// 30 random notes on 10 tasks, 30 random texts: `(search t)` equals
+/// `task_search(t)`'s set (no limit) on SQLite, and on PostgreSQL when it
+/// can start; not vacuous (most texts find something).
+#[test]
+fn search_source_and_task_search_agree_on_the_set() {
+    let mut runner = TestRunner::new(Config {
+        cases: 6,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (
+        prop::collection::vec(prop::collection::vec(0usize..64, 1..8), 30),
+        prop::collection::vec(query(), 30),
+    );
+    let result = runner.run(&strategy, |(notes, queries)| {
+        let (_dir, s) = store_of(&notes);
+        let engine = Engine::new();
+        let session = Session::new();
+        // A fresh schema per case.
+        let p = pg::url().map(|u| {
+            let p = PgStore::open(&PgTarget::parse(&u, None).unwrap()).unwrap();
+            p.push(&source_events(&s).unwrap(), |_, _| {}).unwrap();
+            p
+        });
+        let mut found = 0;
+        for q in &queries {
+            let tq = format!("(-> (search {}) (:sort :slug :asc) (:ids))", tq_string(q));
+            let got = engine.run(&s, &session, &tq, Surface::Read).unwrap();
+            let want = match sanitize(q) {
+                Some(expr) => slugs(search(s.conn(), &expr, None, 100_000).unwrap()),
+                None => BTreeSet::new(),
+            };
+            prop_assert_eq!(&ids(&got), &want, "query {:?}: {}", q, got);
+            if want.is_empty() {
+                prop_assert_eq!(got.as_str(), "No matching tasks.");
+            }
+            found += usize::from(!want.is_empty());
+            if let Some(p) = &p {
+                let got_pg = engine.run_pg(p, &session, &tq, Surface::Read).unwrap();
+                let want_pg = match sanitize(q) {
+                    Some(expr) => slugs(p.search(&expr, None, 100_000).unwrap()),
+                    None => BTreeSet::new(),
+                };
+                prop_assert_eq!(&ids(&got_pg), &want_pg, "PostgreSQL, query {:?}", q);
+                prop_assert_eq!(&want_pg, &want, "engines differ on {:?}", q);
+            }
+        }
+        prop_assert!(found >= 8, "only {} of 30 texts found anything", found);
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
