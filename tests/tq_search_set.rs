@@ -168,3 +168,89 @@ fn search_source_and_task_search_agree_on_the_set() {
         panic!("{e}");
     }
 }
+
+/// Issue 26: a part of an identifier finds it (`file.rs` in
+/// `file.rs:45-78`), on both engines, through `task_search` and
+/// `(search …)` alike, and a whole-identifier match ranks first.
+#[test]
+fn a_part_of_an_identifier_finds_it_and_ranks_below_the_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::open(&dir.path().join("cairn.db")).unwrap();
+    let mut events = Vec::new();
+    for t in ["a", "b", "c"] {
+        events.push(NewEvent::task_create("s", 100, t, Some("n"), None));
+    }
+    events.push(NewEvent::observation(
+        "s",
+        101,
+        "a",
+        "see file.rs:45-78 for the walk",
+    ));
+    events.push(NewEvent::observation(
+        "s",
+        102,
+        "b",
+        "file.rs is the entry point",
+    ));
+    events.push(NewEvent::observation(
+        "s",
+        103,
+        "c",
+        "profile.rsx and token_fix",
+    ));
+    s.write(&events).unwrap();
+    let engine = Engine::new();
+    let session = Session::new();
+    let cases: [(&str, &[&str]); 8] = [
+        ("file.rs", &["b", "a"]),
+        ("file.rs:45-78", &["a"]),
+        ("rs:45", &["a"]),
+        ("45-78", &["a"]),
+        ("78", &["a"]),
+        ("entry", &["b"]),
+        ("token", &["c"]),
+        ("rsx", &["c"]),
+    ];
+    let pg = pg::url().map(|u| {
+        let p = PgStore::open(&PgTarget::parse(&u, None).unwrap()).unwrap();
+        p.push(&source_events(&s).unwrap(), |_, _| {}).unwrap();
+        p
+    });
+    for (q, want) in cases {
+        let expr = sanitize(q).unwrap();
+        let hits: Vec<String> = search(s.conn(), &expr, None, 10)
+            .unwrap()
+            .into_iter()
+            .map(|h| h.slug)
+            .collect();
+        assert_eq!(hits, want, "task_search {q:?}");
+        let tq = format!("(-> (search {}) (:ids))", tq_string(q));
+        let mut text = format!(
+            "{} task{}:",
+            want.len(),
+            if want.len() == 1 { "" } else { "s" }
+        );
+        for w in want {
+            text.push_str(&format!("\n- {w}"));
+        }
+        assert_eq!(
+            engine.run(&s, &session, &tq, Surface::Read).unwrap(),
+            text,
+            "{tq}"
+        );
+        if let Some(p) = &pg {
+            let hits: Vec<String> = p
+                .search(&expr, None, 10)
+                .unwrap()
+                .into_iter()
+                .map(|h| h.slug)
+                .collect();
+            assert_eq!(hits, want, "PostgreSQL task_search {q:?}");
+            assert_eq!(
+                engine.run_pg(p, &session, &tq, Surface::Read).unwrap(),
+                text,
+                "PostgreSQL {tq}"
+            );
+        }
+    }
+}
