@@ -254,3 +254,46 @@ fn a_part_of_an_identifier_finds_it_and_ranks_below_the_whole() {
         }
     }
 }
+
+/// A version-3 store (one-column index, no `parts`) is reindexed on open:
+/// schema 4, the parts found, the index consistent (verify).
+#[test]
+fn a_version_3_store_is_reindexed_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("cairn.db");
+    {
+        let s = Store::open(&db).unwrap();
+        s.write(&[
+            NewEvent::task_create("s", 100, "a", Some("n"), None),
+            NewEvent::observation("s", 101, "a", "see file.rs:45-78"),
+        ])
+        .unwrap();
+    }
+    {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.execute_batch(
+            "DROP TRIGGER observations_ai; DROP TRIGGER observations_ad; DROP TRIGGER observations_au;
+             DROP TABLE obs_fts;
+             ALTER TABLE observations DROP COLUMN parts;",
+        )
+        .unwrap();
+        conn.execute_batch(cairn::store::schema::DDL_V1).unwrap();
+        conn.execute_batch(
+            "INSERT INTO obs_fts(obs_fts) VALUES ('rebuild');
+             UPDATE schema_meta SET value = '3' WHERE key = 'version';",
+        )
+        .unwrap();
+        let old = search(&conn, &sanitize("file.rs").unwrap(), None, 10).unwrap();
+        assert!(old.is_empty(), "the version-3 index found a part");
+    }
+    let s = Store::open(&db).unwrap();
+    assert_eq!(s.schema_version().unwrap(), 4);
+    let hits = slugs(search(s.conn(), &sanitize("file.rs").unwrap(), None, 10).unwrap());
+    assert_eq!(hits, BTreeSet::from(["a".to_string()]));
+    assert!(s.verify().unwrap().ok);
+    // New observations are indexed with their parts by the new triggers.
+    s.write(&[NewEvent::observation("s", 102, "a", "then lib.rs:9")])
+        .unwrap();
+    let hits = slugs(search(s.conn(), &sanitize("lib.rs").unwrap(), None, 10).unwrap());
+    assert_eq!(hits, BTreeSet::from(["a".to_string()]));
+}
