@@ -50,9 +50,9 @@ fn runs(token: &str) -> Vec<String> {
     } else {
         parts.len()
     };
-    for i in 0..parts.len() {
-        for j in i..parts.len().min(i + longest) {
-            let run = &token[parts[i].0..parts[j].1];
+    for (i, &(start, _)) in parts.iter().enumerate() {
+        for &(_, end) in &parts[i..parts.len().min(i + longest)] {
+            let run = &token[start..end];
             if run != token && !out.iter().any(|o| o == run) {
                 out.push(run.to_string());
             }
