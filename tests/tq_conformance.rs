@@ -355,7 +355,8 @@ fn c19_reflection() {
     );
     assert_eq!(
         f.r(r#"(-> (fields) (:where (= :type "number")) (:ids))"#),
-        "2 tasks:\n- edge-count\n- obs-count"
+        // `:relevance` is a number field since spec/tq.md §10.
+        "3 tasks:\n- edge-count\n- obs-count\n- relevance"
     );
     let declared = cairn::tq::registry::fields().len();
     assert_eq!(
