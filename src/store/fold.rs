@@ -510,7 +510,7 @@ fn add_observation(
         task,
         text,
         st.ts,
-        super::parts::parts_text(text)
+        super::pg::search::parts_text(text)
     ])?;
     Ok(())
 }

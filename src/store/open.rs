@@ -409,7 +409,7 @@ fn run_step(conn: &Connection, step: &Step) -> Result<(), StoreError> {
                 .collect::<Result<_, _>>()?;
             let mut up = conn.prepare("UPDATE observations SET parts = ?1 WHERE obs_id = ?2")?;
             for (id, text) in rows {
-                up.execute(params![super::parts::parts_text(&text), id])?;
+                up.execute(params![super::pg::search::parts_text(&text), id])?;
             }
             conn.execute_batch(batch)?;
         }

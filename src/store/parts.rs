@@ -12,8 +12,6 @@
 //! positions with a gap and at a lower weight. A whole-identifier match
 //! ranks above a match of a part.
 
-use super::pg::search::tokens;
-
 /// The most parts of one token whose runs are indexed; a token with more
 /// has only its single parts indexed (bounds the index: at most 36 runs).
 pub const MAX_PARTS: usize = 8;
@@ -24,7 +22,7 @@ fn separator(c: char) -> bool {
 
 /// The runs of parts of one (lowercased) token, in order, distinct, the
 /// whole token excluded; empty for a token without a separator.
-fn runs(token: &str) -> Vec<String> {
+pub fn runs(token: &str) -> Vec<String> {
     // Parts as byte ranges into the token.
     let mut parts: Vec<(usize, usize)> = Vec::new();
     let mut start: Option<usize> = None;
@@ -61,29 +59,27 @@ fn runs(token: &str) -> Vec<String> {
     out
 }
 
-/// The parts of every identifier of `text` ([`runs`] of each token), in
-/// token order, lowercased (as the index folds case).
-pub fn identifier_parts(text: &str) -> Vec<String> {
-    tokens(text)
-        .into_iter()
-        .flat_map(|(_, _, t)| runs(&t))
-        .collect()
-}
-
-/// [`identifier_parts`] joined by spaces: the `parts` column of a SQLite
-/// observation (FTS5 tokenizes it back into the same tokens).
-pub fn parts_text(text: &str) -> String {
-    identifier_parts(text).join(" ")
+/// The parts of every identifier among `tokens` (the index's own tokens of
+/// a text, lowercased: `store::pg::search::tokens`), [`runs`] of each, in
+/// token order.
+pub fn identifier_parts<'a>(tokens: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    tokens.into_iter().flat_map(runs).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::pg::search::tokens;
+
+    fn of(text: &str) -> Vec<String> {
+        let toks: Vec<String> = tokens(text).into_iter().map(|t| t.2).collect();
+        identifier_parts(toks.iter().map(String::as_str))
+    }
 
     #[test]
     fn every_run_of_parts_but_the_whole() {
         assert_eq!(
-            identifier_parts("See File.rs:45-78, plain words"),
+            of("See File.rs:45-78, plain words"),
             vec![
                 "file",
                 "file.rs",
@@ -96,13 +92,10 @@ mod tests {
                 "78"
             ]
         );
-        assert_eq!(
-            identifier_parts("token_fix end."),
-            vec!["token", "fix", "end"]
-        );
-        assert_eq!(identifier_parts("a..b -x"), vec!["a", "b", "x"]);
-        assert!(identifier_parts("plain words only").is_empty());
-        let many = identifier_parts("a.b.c.d.e.f.g.h.i");
+        assert_eq!(of("token_fix end."), vec!["token", "fix", "end"]);
+        assert_eq!(of("a..b -x"), vec!["a", "b", "x"]);
+        assert!(of("plain words only").is_empty());
+        let many = of("a.b.c.d.e.f.g.h.i");
         assert_eq!(many, vec!["a", "b", "c", "d", "e", "f", "g", "h", "i"]);
     }
 }

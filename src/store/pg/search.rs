@@ -18,6 +18,8 @@
 //! at [`MAX_TSVECTOR_BYTES`] of literal (a note of about 1 MB of distinct
 //! words); such text is still stored whole.
 
+use crate::store::parts::identifier_parts;
+
 /// The longest token indexed as itself, in bytes (PostgreSQL refuses
 /// lexemes of 2 KiB); longer ones are indexed by their hash.
 pub const MAX_TOKEN_BYTES: usize = 2000;
@@ -38,6 +40,14 @@ fn token_char(c: char) -> bool {
 /// `task_search` and TQ's `(search …)`.
 pub fn rank_expr(tsv: &str, q: &str) -> String {
     format!("ts_rank({tsv}, {q})::float8")
+}
+
+/// The identifier parts of `text` (`store::parts`) joined by spaces: the
+/// `parts` column of a SQLite observation (FTS5 tokenizes it back into the
+/// same tokens; issue 26).
+pub fn parts_text(text: &str) -> String {
+    let toks: Vec<String> = tokens(text).into_iter().map(|t| t.2).collect();
+    identifier_parts(toks.iter().map(String::as_str)).join(" ")
 }
 
 /// The tokens of `text`: `(byte start, byte end, lowercased token)`.
@@ -79,7 +89,7 @@ fn lexeme(tok: &str) -> String {
 /// a part's.
 pub fn tsvector_literal(text: &str) -> String {
     let toks: Vec<String> = tokens(text).into_iter().map(|t| t.2).collect();
-    let parts = crate::store::parts::identifier_parts(text);
+    let parts = identifier_parts(toks.iter().map(String::as_str));
     let n = toks.len();
     let weighted = toks
         .iter()
