@@ -31,6 +31,8 @@ mod per_task;
 mod pg;
 #[path = "support/realistic.rs"]
 mod realistic;
+#[path = "compare/search.rs"]
+mod search;
 
 use cases::*;
 use measure::*;
@@ -84,6 +86,15 @@ fn main() {
         let md = pg::run(&sizes, &target_dir());
         println!("{md}");
         let report = target_dir().join(format!("bench-report-pg-{label}.md"));
+        let _ = std::fs::write(&report, &md);
+        eprintln!("report written to {}", report.display());
+        return;
+    }
+    // `cargo bench --bench compare -- search`: the search comparison alone.
+    if std::env::args().skip(1).any(|a| a == "search") {
+        let md = search::run(&sizes, &target_dir());
+        println!("{md}");
+        let report = target_dir().join(format!("bench-report-search-{label}.md"));
         let _ = std::fs::write(&report, &md);
         eprintln!("report written to {}", report.display());
         return;

@@ -29,6 +29,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "log/safe",
         "pg/schema",
         "pg/target",
+        "parts",
         "pg/search",
         "pg/case_fold",
     ],

@@ -355,7 +355,8 @@ fn c19_reflection() {
     );
     assert_eq!(
         f.r(r#"(-> (fields) (:where (= :type "number")) (:ids))"#),
-        "2 tasks:\n- edge-count\n- obs-count"
+        // `:relevance` is a number field since spec/tq.md §10.
+        "3 tasks:\n- edge-count\n- obs-count\n- relevance"
     );
     let declared = cairn::tq::registry::fields().len();
     assert_eq!(
@@ -593,5 +594,93 @@ fn c26_metadata_fields_and_units() {
     assert_eq!(
         f.r(r#"(-> (fields) (:where (= :slug "updated-ts")) (:select :unit :epoch))"#),
         "1 task:\n- updated-ts  unit=seconds  epoch=1970-01-01 UTC (Unix time)"
+    );
+}
+
+/// spec/tq.md §10: `(search "text")` is a source (task_search's rules),
+/// relevance order, composing with `:where`, `:minus`, `:take` and
+/// `(:sort :relevance)`; `:relevance` absent off a search; an empty pattern
+/// refused with its sentence.
+#[test]
+fn c27_search_as_a_source() {
+    let mut f = Fx::new();
+    for n in ["alpha", "beta", "gamma", "delta"] {
+        f.create(n);
+    }
+    f.observe("alpha", "flaky flaky flaky test in the runner");
+    f.observe(
+        "beta",
+        "a flaky test, flaky again, among many other words about the build",
+    );
+    f.observe(
+        "gamma",
+        "the build is green and nothing flaky was seen in the whole long nightly run of it, wontfix",
+    );
+    f.observe("delta", "unrelated note about docs");
+    f.status("gamma", Status::Completed);
+    // Relevance order: the densest match first.
+    assert_eq!(
+        f.r(r#"(-> (search "flaky") (:ids))"#),
+        ids(&["alpha", "beta", "gamma"])
+    );
+    // Implicit AND over the terms, as task_search.
+    assert_eq!(
+        f.r(r#"(-> (search "flaky test") (:sort :slug :asc) (:ids))"#),
+        ids(&["alpha", "beta"])
+    );
+    assert_eq!(
+        f.r(r#"(-> (search "flaky") (:where (= :status "active")) (:ids))"#),
+        ids(&["alpha", "beta"])
+    );
+    assert_eq!(
+        f.r(r#"(-> (search "flaky") (:where (= :status "completed")) (:ids))"#),
+        ids(&["gamma"])
+    );
+    assert_eq!(
+        f.r(r#"(-> (active) (:minus (search "wontfix")) (:ids))"#),
+        ids(&["alpha", "beta", "delta"])
+    );
+    assert_eq!(
+        f.r(r#"(-> (search "flaky") (:take 1) (:ids))"#),
+        ids(&["alpha"])
+    );
+    assert_eq!(
+        f.r(r#"(-> (search "flaky") (:where (= :status "active")) (:take 1) (:ids))"#),
+        ids(&["alpha"])
+    );
+    // No search in the query: relevance absent everywhere, ties by slug.
+    assert_eq!(
+        f.r(r#"(-> (all) (:sort :relevance) (:ids))"#),
+        ids(&["alpha", "beta", "delta", "gamma"])
+    );
+    // With one, the search's rows first (best first), the rest after.
+    assert_eq!(
+        f.r(r#"(-> (all) (:intersect (search "flaky")) (:union (node "delta")) (:sort :relevance) (:ids))"#),
+        ids(&["alpha", "beta", "gamma", "delta"])
+    );
+    assert_eq!(
+        f.r(r#"(-> (search "flaky") (:sort :relevance :asc) (:take 2) (:ids))"#),
+        ids(&["gamma", "beta"])
+    );
+    assert_eq!(
+        f.r(r#"(-> (search "flaky") (:sort :slug :asc) (:sort :relevance) (:ids))"#),
+        ids(&["alpha", "beta", "gamma"])
+    );
+    // Relevance is absent on rows that did not come from the search.
+    assert_eq!(
+        f.r(r#"(-> (search "flaky") (:union (node "delta")) (:where (not (has :relevance))) (:ids))"#),
+        ids(&["delta"])
+    );
+    assert_eq!(f.r(r#"(-> (search "nothing-like-this") (:count))"#), "0");
+    assert_eq!(f.r(r#"(search "  ? ")"#), "No matching tasks.");
+    assert_eq!(
+        f.r(r#"(search "")"#),
+        "Query error: (search \"\") needs a non-empty pattern."
+    );
+    // Literal identifiers, as task_search: a path with `:` and `-`.
+    f.observe("delta", "see tools.lisp:45-78 for depends-on");
+    assert_eq!(
+        f.r(r#"(-> (search "tools.lisp:45-78 depends-on") (:ids))"#),
+        ids(&["delta"])
     );
 }

@@ -79,5 +79,5 @@ fn tutorial_code_blocks_compile() {
             }
         }
     }
-    assert_eq!(n, 23);
+    assert_eq!(n, 27);
 }

@@ -170,7 +170,7 @@ fn registry_signature_tokens() {
         .filter(|f| f.ty == cairn::tq::ast::FieldType::Number)
         .map(|f| f.name)
         .collect();
-    assert_eq!(numeric, ["obs-count", "edge-count"]);
+    assert_eq!(numeric, ["obs-count", "edge-count", "relevance"]);
     let structural: Vec<&str> = registry::edges()
         .iter()
         .filter(|e| e.edge.class() == cairn::store::model::EdgeClass::Structural)
@@ -239,7 +239,7 @@ fn metadata_keys_are_text_fields_when_live() {
         compile("(-> (all) (:select :priority))", &[])
             .unwrap_err()
             .render_plain(),
-        "Query error: Unknown field :priority. Known fields: :slug, :status, :description, :depot, :parent, :display-name, :created-ts, :updated-ts, :status-ts, :obs-count, :edge-count, :claimed-by, :claim-until, :category, :kind, :doc, :signature, :type, :origin, :source, :class, :unit, :epoch."
+        "Query error: Unknown field :priority. Known fields: :slug, :status, :description, :depot, :parent, :display-name, :created-ts, :updated-ts, :status-ts, :obs-count, :edge-count, :claimed-by, :claim-until, :relevance, :category, :kind, :doc, :signature, :type, :origin, :source, :class, :unit, :epoch."
     );
 }
 

@@ -514,9 +514,15 @@ fn add_observation(
     st: Stamp<'_>,
 ) -> Result<(), StoreError> {
     conn.prepare_cached(
-        "INSERT OR IGNORE INTO observations(event_id, task_id, text, ts) VALUES (?1, ?2, ?3, ?4)",
+        "INSERT OR IGNORE INTO observations(event_id, task_id, text, ts, parts) VALUES (?1, ?2, ?3, ?4, ?5)",
     )?
-    .execute(params![st.eid, task, text, st.ts])?;
+    .execute(params![
+        st.eid,
+        task,
+        text,
+        st.ts,
+        super::pg::search::parts_text(text)
+    ])?;
     Ok(())
 }
 

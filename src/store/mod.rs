@@ -31,6 +31,7 @@ pub mod location;
 pub mod log;
 pub mod model;
 mod open;
+pub mod parts;
 pub mod pg;
 pub mod read;
 pub mod reader;

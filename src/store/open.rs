@@ -396,6 +396,23 @@ fn run_step(conn: &Connection, step: &Step) -> Result<(), StoreError> {
         Step::Refold(types) => {
             super::refold::refold_types(conn, types)?;
         }
+        Step::Reindex(batch) => {
+            conn.execute_batch(
+                "DROP TRIGGER IF EXISTS observations_ai;
+                 DROP TRIGGER IF EXISTS observations_ad;
+                 DROP TRIGGER IF EXISTS observations_au;
+                 DROP TABLE IF EXISTS obs_fts;",
+            )?;
+            let rows: Vec<(i64, String)> = conn
+                .prepare("SELECT obs_id, text FROM observations")?
+                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<_, _>>()?;
+            let mut up = conn.prepare("UPDATE observations SET parts = ?1 WHERE obs_id = ?2")?;
+            for (id, text) in rows {
+                up.execute(params![super::pg::search::parts_text(&text), id])?;
+            }
+            conn.execute_batch(batch)?;
+        }
     }
     Ok(())
 }

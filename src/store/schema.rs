@@ -15,8 +15,9 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The schema version this build writes and expects (`schema_meta.version`).
 /// Version 2 added the counter columns of [`V2_COUNTERS`]; version 3 the
-/// claim register of [`V3_CLAIMS`].
-pub const SCHEMA_VERSION: i64 = 3;
+/// claim register of [`V3_CLAIMS`]; version 4 the identifier parts of
+/// [`V4_PARTS`] (a search index of two columns, [`DDL_V4_SEARCH`]).
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The DDL of version 1: the log, the projection, its FTS index and the
 /// indexes the planner's SQL joins on. Idempotent (`IF NOT EXISTS`).
@@ -283,6 +284,38 @@ pub const DDL_V3_CLAIMS: &str = r#"
 CREATE INDEX IF NOT EXISTS tasks_claim_owner ON tasks(claim_owner);
 "#;
 
+/// Version 4's column of `observations`: the identifier parts of the text
+/// (`store::parts::parts_text`, written by the fold).
+pub const V4_PARTS: &[(&str, &str)] = &[("parts", "TEXT NOT NULL DEFAULT ''")];
+
+/// Version 4's search index, replacing version 1's: `obs_fts` over the
+/// text and its identifier parts (both of `observations`), ranked by BM25
+/// with the text weighted 10 to the parts' 1 (a whole-identifier match
+/// first; `rank` is what `task_search` and `(search …)` order by), and
+/// its triggers. Run by [`Step::Reindex`] after the parts are filled.
+pub const DDL_V4_SEARCH: &str = r#"
+CREATE VIRTUAL TABLE IF NOT EXISTS obs_fts USING fts5(
+    text,
+    parts,
+    content = 'observations',
+    content_rowid = 'obs_id',
+    tokenize = "unicode61 remove_diacritics 0 tokenchars '_:-.'",
+    prefix = '2 3'
+);
+INSERT INTO obs_fts(obs_fts, rank) VALUES ('rank', 'bm25(10.0, 1.0)');
+CREATE TRIGGER IF NOT EXISTS observations_ai AFTER INSERT ON observations BEGIN
+    INSERT INTO obs_fts(rowid, text, parts) VALUES (new.obs_id, new.text, new.parts);
+END;
+CREATE TRIGGER IF NOT EXISTS observations_ad AFTER DELETE ON observations BEGIN
+    INSERT INTO obs_fts(obs_fts, rowid, text, parts) VALUES ('delete', old.obs_id, old.text, old.parts);
+END;
+CREATE TRIGGER IF NOT EXISTS observations_au AFTER UPDATE ON observations BEGIN
+    INSERT INTO obs_fts(obs_fts, rowid, text, parts) VALUES ('delete', old.obs_id, old.text, old.parts);
+    INSERT INTO obs_fts(rowid, text, parts) VALUES (new.obs_id, new.text, new.parts);
+END;
+INSERT INTO obs_fts(obs_fts) VALUES ('rebuild');
+"#;
+
 /// One step of a forward migration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -299,6 +332,10 @@ pub enum Step {
     /// Folds again, in `(ts, event_id)` order, every logged event of these
     /// types (kept unfolded by a build that did not know them).
     Refold(&'static [&'static str]),
+    /// Rebuilds the search index: drops `obs_fts` and its triggers, fills
+    /// `observations.parts` from each text (in Rust), then runs the batch
+    /// (the new index, its triggers, `'rebuild'`).
+    Reindex(&'static str),
 }
 
 /// Forward migrations: `MIGRATIONS[v]` takes a store from version `v` to
@@ -326,5 +363,12 @@ pub const MIGRATIONS: &[&[Step]] = &[
             crate::store::event::types::RELEASE,
             crate::store::event::types::UPDATE_STATUS,
         ]),
+    ],
+    &[
+        Step::AddColumns {
+            table: "observations",
+            columns: V4_PARTS,
+        },
+        Step::Reindex(DDL_V4_SEARCH),
     ],
 ];

@@ -9,6 +9,12 @@ use crate::store::StoreError;
 /// The words FTS5 reads as operators when bare.
 const RESERVED: [&str; 4] = ["AND", "OR", "NOT", "NEAR"];
 
+/// The BM25 ranking of an `obs_fts` match (lower is better), the same in
+/// `task_search` and TQ's `(search …)` (spec/tq.md §10): FTS5's `rank`
+/// column (`bm25` unless the table's `rank` option says otherwise; unlike
+/// a call of `bm25()`, usable under an aggregate).
+pub const BM25: &str = "obs_fts.rank";
+
 /// One ranked match.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchHit {
@@ -78,7 +84,7 @@ pub fn search(
          JOIN observations o ON o.obs_id = obs_fts.rowid
          JOIN tasks t ON t.id = o.task_id
          WHERE obs_fts MATCH ?1 AND (?2 IS NULL OR t.slug = ?2)
-         ORDER BY bm25(obs_fts), o.ts DESC, o.obs_id DESC
+         ORDER BY obs_fts.rank, o.ts DESC, o.obs_id DESC
          LIMIT ?3",
     )?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);

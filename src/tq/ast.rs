@@ -70,6 +70,9 @@ pub enum Source {
     Mine,
     /// `(node "substr")`: slugs containing the (non-empty) substring, case-insensitive.
     Node(String),
+    /// `(search "text")`: the tasks with an observation matching the
+    /// (non-empty) text under `task_search`'s rules (spec/tq.md §10).
+    Search(String),
     /// `(query "name")`: a named view, resolved by the planner.
     View(String),
     /// `(schema)`: the vocabulary as rows.
@@ -272,6 +275,10 @@ pub enum Field {
     /// `:claim-until` (timestamp, Unix seconds): when the live claim lapses,
     /// absent when there is none.
     ClaimUntil,
+    /// `:relevance` (number, higher is better): how well the task matched
+    /// the query's first `(search …)`; absent on rows that did not come
+    /// from one (spec/tq.md §10).
+    Relevance,
     /// A prop of reflection rows (`:category :kind :doc :signature :type
     /// :origin :source :class :unit :epoch`), text; absent on tasks.
     Prop(Prop),

@@ -277,6 +277,14 @@ impl Checker<'_> {
                 }
                 Source::Node(pat)
             }
+            Op::Search => {
+                let pat =
+                    self.one_string(args, &s.span, "(search \"text\") needs a string pattern.")?;
+                if pat.is_empty() {
+                    return err("(search \"\") needs a non-empty pattern.", &s.span);
+                }
+                Source::Search(pat)
+            }
             Op::View => Source::View(self.view_name(args, &s.span, entry)?),
             Op::Undefine => Source::Undefine {
                 name: self.view_name(args, &s.span, entry)?,

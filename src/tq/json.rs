@@ -125,8 +125,13 @@ fn widen(q: &Query, meta_keys: &[String], first: Option<usize>) -> Option<Query>
     Some(w)
 }
 
+/// The `:relevance` field's name: a task object carries it only when the
+/// task came from the query's search (spec/tq.md §10).
+const RELEVANCE: &str = "relevance";
+
 /// The JSON of a widened task set (the projection [`widen`] asked for): per
-/// task, every declared task field (absent ones `null`) and `metadata`, an
+/// task, every declared task field (absent ones `null`, but `relevance`
+/// only when present) and `metadata`, an
 /// object of its metadata; per reflection row (no status), `slug` and the
 /// props it has.
 fn widened_json(fields: &[String], rows: &[ProjRow]) -> Value {
@@ -151,7 +156,10 @@ fn widened_json(fields: &[String], rows: &[ProjRow]) -> Value {
             if is_task {
                 let mut meta = Map::new();
                 for (f, c) in &cells {
-                    if task_names.contains(f) {
+                    if f.as_str() == RELEVANCE && **c == Cell::Null {
+                        // Absent off a search (spec/tq.md §10): no key.
+                        continue;
+                    } else if task_names.contains(f) {
                         m.insert((*f).clone(), cell_json(c));
                     } else if !prop_names.contains(f) && **c != Cell::Null {
                         meta.insert((*f).clone(), cell_json(c));

@@ -82,6 +82,11 @@ fn source(out: &mut String, s: &Source) {
             string(out, p);
             out.push(')');
         }
+        Source::Search(p) => {
+            out.push_str("(search ");
+            string(out, p);
+            out.push(')');
+        }
         Source::View(n) => {
             out.push_str("(query ");
             string(out, n);

@@ -174,6 +174,8 @@ pub enum Op {
     Current,
     /// `(node "substr")`.
     Node,
+    /// `(search "text")`.
+    Search,
     /// `(query "name")`.
     View,
     /// `(schema)`.
@@ -380,7 +382,7 @@ mod tests {
             }
             assert_eq!(entry_of(f.op), Some(f));
         }
-        assert_eq!(forms().len(), 50);
-        assert_eq!(fields().len(), 23);
+        assert_eq!(forms().len(), 51);
+        assert_eq!(fields().len(), 24);
     }
 }

@@ -24,6 +24,14 @@ pub const READ_QUERIES: &[(&str, &str)] = &[
         r#"(-> (node "beta") (:back :depends-on) (:ids))"#,
     ),
     ("c03_active", "(-> (active) (:ids))"),
+    (
+        "c27_search_where_take",
+        r#"(-> (search "bm25 ranking") (:where (= :status "active")) (:take 10))"#,
+    ),
+    (
+        "c27_search_sort_relevance",
+        r#"(-> (all) (:minus (search "wontfix")) (:union (search "flaky")) (:sort :relevance) (:take 5) (:select :relevance))"#,
+    ),
     ("c03_dormant", "(dormant)"),
     (
         "c04_select_display_status",

@@ -294,6 +294,7 @@ pub fn source() -> impl Strategy<Value = Source> {
         1 => Just(Source::Current),
         1 => Just(Source::Mine),
         1 => prop::sample::select(vec!["task-a", "TASK", "-1", "29", "b"]).prop_map(|s| Source::Node(s.into())),
+        1 => search_text().prop_map(Source::Search),
         1 => Just(Source::Fields),
         1 => Just(Source::Edges),
         1 => Just(Source::Schema),
@@ -389,6 +390,22 @@ pub fn rule_pred() -> impl Strategy<Value = Pred> {
     })
 }
 
+/// Texts for `(search …)` over the generated observations (`obs N`):
+/// words, a phrase, a prefix, nothing matching, nothing usable.
+pub fn search_text() -> impl Strategy<Value = String> {
+    prop::sample::select(vec![
+        "obs",
+        "1",
+        "obs 0",
+        "\"obs 1\"",
+        "ob*",
+        "OBS 2",
+        "zzz",
+        "?",
+    ])
+    .prop_map(str::to_string)
+}
+
 /// Sources the set-operation rewrites inline as predicates (scans of the
 /// task table), plus `(current)` and views.
 pub fn table_source() -> impl Strategy<Value = Source> {
@@ -397,6 +414,7 @@ pub fn table_source() -> impl Strategy<Value = Source> {
         3 => Just(Source::Active),
         3 => Just(Source::Dormant),
         1 => prop::sample::select(vec!["task-a", "TASK", "b"]).prop_map(|s| Source::Node(s.into())),
+        1 => search_text().prop_map(Source::Search),
         1 => Just(Source::Current),
         1 => Just(Source::Mine),
         1 => prop::sample::select(cairn::tq::registry::builtin_views().iter().map(|v| v.name).collect::<Vec<_>>())
@@ -414,6 +432,8 @@ pub fn rule_chunk(depth: u32) -> BoxedStrategy<Vec<Step>> {
         4 => rule_pred().prop_map(|p| vec![Step::Where(p)]),
         2 => (sort, 0i64..4).prop_map(|((f, d), n)| vec![Step::Sort(f, d), Step::Take(n)]),
         1 => (0i64..4).prop_map(|n| vec![Step::Take(n)]),
+        1 => (prop::sample::select(vec![Dir::Asc, Dir::Desc]), 0i64..4)
+            .prop_map(|(d, n)| vec![Step::Sort(Field::Relevance, d), Step::Take(n)]),
         1 => trav().prop_map(|t| vec![Step::Traverse(t)]),
         1 => prop::collection::vec(any_edge(), 1..3).prop_map(|e| vec![Step::Closure(e)]),
         1 => Just(vec![Step::Enrich]),

@@ -23,6 +23,8 @@ pub struct Task {
     pub status_ts: Option<i64>,
     pub meta: BTreeMap<String, String>,
     pub obs: i64,
+    /// The texts of the task's observations (for `(search …)`).
+    pub obs_texts: Vec<String>,
     /// The claim register as folded: (owner, until), `None` when empty.
     pub claim: Option<(String, i64)>,
 }
@@ -55,6 +57,9 @@ pub struct Graph {
     /// parent cycle: the engine refuses the whole query then (docs/store.md
     /// "Phase-of cycles").
     pub cycle_refused: bool,
+    /// The hits of the evaluated query's first `(search …)` (what
+    /// `:relevance` reads), set by `Eval::output`.
+    pub first_search: std::cell::RefCell<Option<std::collections::BTreeSet<i64>>>,
 }
 
 /// A scalar value.
@@ -88,6 +93,7 @@ impl Graph {
                     status_ts: r.get(8)?,
                     meta: BTreeMap::new(),
                     obs: 0,
+                    obs_texts: Vec::new(),
                     claim: match (r.get::<_, Option<String>>(9)?, r.get::<_, Option<i64>>(10)?) {
                         (Some(o), Some(u)) => Some((o, u)),
                         _ => None,
@@ -136,10 +142,17 @@ impl Graph {
             g.next_meta_rowid = g.next_meta_rowid.max(rowid + 1);
             g.tasks.get_mut(&id).unwrap().meta.insert(k, v);
         }
-        let mut st = conn.prepare("SELECT task_id FROM observations").unwrap();
-        let rows = st.query_map([], |r| r.get::<_, i64>(0)).unwrap();
+        let mut st = conn
+            .prepare("SELECT task_id, text FROM observations")
+            .unwrap();
+        let rows = st
+            .query_map([], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+            .unwrap();
         for r in rows {
-            g.tasks.get_mut(&r.unwrap()).unwrap().obs += 1;
+            let (id, text) = r.unwrap();
+            let t = g.tasks.get_mut(&id).unwrap();
+            t.obs += 1;
+            t.obs_texts.push(text);
         }
         let mut st = conn
             .prepare("SELECT name, query, rowid FROM named_views")

@@ -104,6 +104,10 @@ impl Eval<'_> {
             PSource::Mine(agent) => self.tasks_where(|t| {
                 !is_reserved(&t.slug) && self.live_claim(t).is_some_and(|(o, _)| o == agent)
             }),
+            PSource::Search(text) => {
+                let hits = self.search_hits(text);
+                self.tasks_where(|t| hits.contains(&t.id))
+            }
             PSource::Node(sub) => {
                 let sub = sub.to_ascii_lowercase();
                 self.tasks_where(|t| t.slug.to_ascii_lowercase().contains(&sub))
@@ -114,6 +118,58 @@ impl Eval<'_> {
             PSource::View(p) => self.set(p),
             PSource::Empty => Vec::new(),
         }
+    }
+
+    /// The tasks with an observation matching `text` under `task_search`'s
+    /// rules (spec/tq.md §10): the sanitised terms, each a phrase of tokens
+    /// (the last a prefix when it ends in `*`), all in one observation.
+    /// The evaluator orders a search by slug: exact against the engine's
+    /// relevance order on the generated stores, whose observations are all
+    /// `obs N` (every hit scores the same, ties by slug).
+    pub fn search_hits(&self, text: &str) -> BTreeSet<i64> {
+        use cairn::store::pg::search::{terms, tokens};
+        let Some(expr) = cairn::store::search::sanitize(text) else {
+            return BTreeSet::new();
+        };
+        let terms = terms(&expr);
+        let matches = |note: &str| {
+            let toks: Vec<String> = tokens(note).into_iter().map(|t| t.2).collect();
+            terms.iter().all(|term| {
+                let n = term.tokens.len();
+                (0..toks.len()).any(|i| {
+                    i + n <= toks.len()
+                        && term.tokens.iter().enumerate().all(|(j, q)| {
+                            if term.prefix && j + 1 == n {
+                                toks[i + j].starts_with(q.as_str())
+                            } else {
+                                toks[i + j] == *q
+                            }
+                        })
+                })
+            })
+        };
+        self.g
+            .tasks
+            .values()
+            .filter(|t| t.obs_texts.iter().any(|o| matches(o)))
+            .map(|t| t.id)
+            .collect()
+    }
+
+    /// The first `(search …)` of `p` in reading order (its source, a view's
+    /// body inlined, then its steps' operands): the one `:relevance` reads.
+    pub fn first_search(p: &Pipeline) -> Option<String> {
+        let from_source = match &p.source {
+            PSource::Search(t) => Some(t.clone()),
+            PSource::View(v) => Self::first_search(v),
+            _ => None,
+        };
+        from_source.or_else(|| {
+            p.steps.iter().find_map(|s| match s {
+                PStep::SetOp(_, sub) => Self::first_search(sub),
+                _ => None,
+            })
+        })
     }
 
     /// Neighbour task ids one hop from task `id` (distinct).
@@ -225,6 +281,15 @@ impl Eval<'_> {
                     Field::EdgeCount => Some(V::Int(self.edge_count(t))),
                     Field::ClaimedBy => self.live_claim(t).and_then(|(o, _)| txt(o)),
                     Field::ClaimUntil => self.live_claim(t).map(|(_, u)| V::Int(u)),
+                    // Every hit scores the same on the generated stores
+                    // (see `search_hits`): present (1) or absent.
+                    Field::Relevance => self
+                        .g
+                        .first_search
+                        .borrow()
+                        .as_ref()
+                        .filter(|hits| hits.contains(id))
+                        .map(|_| V::Int(1)),
                     Field::Prop(_) => None,
                     Field::Meta(k) => t.meta.get(k).map(|v| V::Text(v.clone())),
                 }
@@ -450,6 +515,7 @@ impl Eval<'_> {
 
     /// The final value of a pipeline.
     pub fn output(&self, p: &Pipeline) -> Output {
+        *self.g.first_search.borrow_mut() = Self::first_search(p).map(|t| self.search_hits(&t));
         self.shape(self.set(p), p)
     }
 

@@ -109,6 +109,21 @@ impl PgStore {
         }
         if found < SCHEMA_VERSION {
             tx.batch_execute(DDL).map_err(pg_err)?;
+            if (1..4).contains(&found) {
+                // Version 4 indexes identifier parts (`store::parts`): the
+                // stored tsvectors are rebuilt from the texts.
+                let rows = tx
+                    .query("SELECT obs_id, text FROM observations", &[])
+                    .map_err(pg_err)?;
+                let st = tx
+                    .prepare("UPDATE observations SET tsv = $1::text::tsvector WHERE obs_id = $2")
+                    .map_err(pg_err)?;
+                for r in rows {
+                    let (id, text): (i64, String) = (r.get(0), r.get(1));
+                    let tsv = super::search::tsvector_literal(&text);
+                    tx.execute(&st, &[&tsv, &id]).map_err(pg_err)?;
+                }
+            }
             tx.batch_execute(super::case_fold::functions_ddl())
                 .map_err(pg_err)?;
             tx.execute(

@@ -18,6 +18,8 @@
 //! at [`MAX_TSVECTOR_BYTES`] of literal (a note of about 1 MB of distinct
 //! words); such text is still stored whole.
 
+use crate::store::parts::identifier_parts;
+
 /// The longest token indexed as itself, in bytes (PostgreSQL refuses
 /// lexemes of 2 KiB); longer ones are indexed by their hash.
 pub const MAX_TOKEN_BYTES: usize = 2000;
@@ -31,6 +33,21 @@ pub const SNIPPET_TOKENS: usize = 12;
 
 fn token_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | ':' | '-' | '.')
+}
+
+/// The relevance of a match of tsvector `tsv` against tsquery `q` (SQL
+/// expressions): `ts_rank`, as `float8`, higher is better; the same in
+/// `task_search` and TQ's `(search …)`.
+pub fn rank_expr(tsv: &str, q: &str) -> String {
+    format!("ts_rank({tsv}, {q})::float8")
+}
+
+/// The identifier parts of `text` (`store::parts`) joined by spaces: the
+/// `parts` column of a SQLite observation (FTS5 tokenizes it back into the
+/// same tokens; issue 26).
+pub fn parts_text(text: &str) -> String {
+    let toks: Vec<String> = tokens(text).into_iter().map(|t| t.2).collect();
+    identifier_parts(toks.iter().map(String::as_str)).join(" ")
 }
 
 /// The tokens of `text`: `(byte start, byte end, lowercased token)`.
@@ -65,11 +82,23 @@ fn lexeme(tok: &str) -> String {
     format!("'{}'", tok.replace('\\', "\\\\").replace('\'', "''"))
 }
 
-/// The `tsvector` literal of `text`: every token with its 1-based position.
+/// The `tsvector` literal of `text`: every token with its 1-based position
+/// at weight `A`, then (from two positions past the last token, so no
+/// phrase spans the two, as SQLite's two columns) the identifier parts of
+/// `store::parts` at weight `D`: `ts_rank` counts a whole match ten times
+/// a part's.
 pub fn tsvector_literal(text: &str) -> String {
+    let toks: Vec<String> = tokens(text).into_iter().map(|t| t.2).collect();
+    let parts = identifier_parts(toks.iter().map(String::as_str));
+    let n = toks.len();
+    let weighted = toks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (i + 1, t, "A"))
+        .chain(parts.iter().enumerate().map(|(i, t)| (n + 2 + i, t, "")));
     let mut out = String::new();
-    for (pos, (_, _, tok)) in tokens(text).iter().enumerate() {
-        let entry = format!("{}:{}", lexeme(tok), (pos + 1).min(16_383));
+    for (pos, tok, weight) in weighted {
+        let entry = format!("{}:{}{weight}", lexeme(tok), pos.min(16_383));
         if out.len() + entry.len() + 1 > MAX_TSVECTOR_BYTES {
             break;
         }
@@ -236,7 +265,11 @@ mod tests {
 
     #[test]
     fn literals_quote_lexemes() {
-        assert_eq!(tsvector_literal("it's a\\b"), "'it':1 's':2 'a':3 'b':4");
+        assert_eq!(
+            tsvector_literal("it's a\\b"),
+            "'it':1A 's':2A 'a':3A 'b':4A"
+        );
+        assert_eq!(tsvector_literal("see a.b"), "'see':1A 'a.b':2A 'a':4 'b':5");
         let q = tsquery_of(&terms("\"it's\" pre* \"say\"\"hi\"\"\"")).unwrap();
         assert_eq!(q, "('it' <-> 's') & ('pre':*) & ('say' <-> 'hi')");
     }

@@ -60,6 +60,13 @@ fn source(s: &PSource) -> Rel {
         PSource::Active => Rel::scan(vec![Cond::Status(ACTIVE.to_vec()), Cond::Live]),
         PSource::Dormant => Rel::scan(vec![Cond::Status(DORMANT.to_vec()), Cond::Live]),
         PSource::Node(sub) => Rel::scan(vec![Cond::Node(sub.clone())]),
+        PSource::Search(text) => Rel::new(
+            Node::Scan {
+                from: Base::Search(text.clone()),
+                conds: Vec::new(),
+            },
+            Order::Rank,
+        ),
         PSource::Current(slug) => Rel::new(Node::Current(slug.clone()), Order::Rank),
         PSource::Mine(agent) => Rel::scan(vec![Cond::HeldBy(agent.clone()), Cond::Live]),
         PSource::Reflect(k) => Rel::new(Node::Reflect(*k), Order::Rank),

@@ -78,6 +78,7 @@ fn write_rel(out: &mut String, r: &Rel, depth: usize) {
             let c = conds_text(conds);
             match from {
                 Base::Tasks => format!("scan tasks{c}"),
+                Base::Search(t) => format!("search {t:?}{c}"),
                 Base::Traverse(i, t) => {
                     kids.push(i);
                     format!("traverse {}{c}", print_trav(t))

@@ -51,6 +51,10 @@ pub enum Base {
     Traverse(Box<Rel>, Trav),
     /// The tasks reachable in one or more hops from the input (recursive CTE).
     Closure(Box<Rel>, Vec<EdgeType>),
+    /// `(search "text")`: the tasks with an observation matching the raw
+    /// text (a join on the full-text index, spec/tq.md §10); its natural
+    /// order is relevance, best first, ties by slug (a rank, never lazy).
+    Search(String),
 }
 
 /// A condition on one row, evaluated as a non-NULL 0/1.
@@ -221,7 +225,7 @@ impl Rel {
     pub fn children_mut(&mut self) -> Vec<&mut Rel> {
         match &mut self.node {
             Node::Scan { from, .. } => match from {
-                Base::Tasks => vec![],
+                Base::Tasks | Base::Search(_) => vec![],
                 Base::Traverse(r, _) | Base::Closure(r, _) => vec![r.as_mut()],
             },
             Node::Current(_) | Node::Reflect(_) | Node::Empty | Node::Carried(_) => vec![],
@@ -233,6 +237,57 @@ impl Rel {
             Node::SemiJoin { input, other, .. } => vec![input.as_mut(), other.as_mut()],
             Node::SetOp(_, a, b) => vec![a.as_mut(), b.as_mut()],
         }
+    }
+
+    /// The direct child relations, read-only (see [`Rel::children_mut`]).
+    pub fn children(&self) -> Vec<&Rel> {
+        match &self.node {
+            Node::Scan { from, .. } => match from {
+                Base::Tasks | Base::Search(_) => vec![],
+                Base::Traverse(r, _) | Base::Closure(r, _) => vec![r.as_ref()],
+            },
+            Node::Current(_) | Node::Reflect(_) | Node::Empty | Node::Carried(_) => vec![],
+            Node::Filter(r, _)
+            | Node::Sort(r, _, _)
+            | Node::Take(r, _)
+            | Node::Pass(r)
+            | Node::TopN { input: r, .. } => vec![r.as_ref()],
+            Node::SemiJoin { input, other, .. } => vec![input.as_ref(), other.as_ref()],
+            Node::SetOp(_, a, b) => vec![a.as_ref(), b.as_ref()],
+        }
+    }
+
+    /// The raw texts of the `(search …)` scans under and in this relation,
+    /// distinct, in reading order (a pipeline's source before its steps'
+    /// operands): the first is the one `:relevance` reads.
+    pub fn searches(&self) -> Vec<String> {
+        fn walk(r: &Rel, out: &mut Vec<String>) {
+            for c in r.children() {
+                walk(c, out);
+            }
+            if let Node::Scan {
+                from: Base::Search(t),
+                ..
+            } = &r.node
+                && !out.contains(t)
+            {
+                out.push(t.clone());
+            }
+        }
+        let mut out = Vec::new();
+        walk(self, &mut out);
+        out
+    }
+
+    /// True for a scan over a `(search …)` (its natural order is a rank).
+    pub fn is_search_scan(&self) -> bool {
+        matches!(
+            self.node,
+            Node::Scan {
+                from: Base::Search(_),
+                ..
+            }
+        )
     }
 
     /// The conditions owned by this node (not its children's).

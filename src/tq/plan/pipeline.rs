@@ -44,6 +44,9 @@ pub enum PSource {
     Mine(String),
     /// `(node "substr")`.
     Node(String),
+    /// `(search "text")`: the raw text (each dialect builds its own index
+    /// query from it, `store::search::sanitize` first).
+    Search(String),
     /// A reflective source.
     Reflect(ReflKind),
     /// `(query "name")` (or a `define!` body): the view's own pipeline,

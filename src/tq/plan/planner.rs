@@ -60,6 +60,15 @@ impl Planner<'_> {
                 }
                 (PSource::Node(s.clone()), false)
             }
+            Source::Search(s) => {
+                if s.is_empty() {
+                    return Err(Diagnostic::query(
+                        "(search \"\") needs a non-empty pattern.",
+                        Some(span.clone()),
+                    ));
+                }
+                (PSource::Search(s.clone()), false)
+            }
             Source::View(name) => {
                 let body = self.view(name, span)?;
                 let enriched = body.enriched;

@@ -43,6 +43,7 @@ static FIELDS: &[FieldEntry] = &[
     field("edge-count", Field::EdgeCount, FieldType::Number, "Lateral edges in and out, plus children, plus 1 with a parent."),
     field("claimed-by", Field::ClaimedBy, FieldType::Text, "The agent holding a live claim on the task, absent otherwise."),
     field("claim-until", Field::ClaimUntil, FieldType::Timestamp, "When the live claim lapses, absent when there is none."),
+    field("relevance", Field::Relevance, FieldType::Number, "How well the task matched the query's first (search ...), higher is better; absent elsewhere."),
     field("category", Field::Prop(Prop::Category), FieldType::Text, "Reflection rows: source, step, predicate or write."),
     field("kind", Field::Prop(Prop::Kind), FieldType::Text, "Reflection rows: the kind tag of a step or predicate."),
     field("doc", Field::Prop(Prop::Doc), FieldType::Text, "Reflection rows: one line of documentation."),

@@ -65,6 +65,18 @@ pub trait Dialect: Sync {
     fn multi_recursive_arms(&self) -> bool;
     /// The predicate `e` with NULL read as false (a non-NULL truth value).
     fn null_false(&self, e: &str) -> String;
+    /// The index query `(search "text")` binds for the raw `text`
+    /// (spec/tq.md §10: `task_search`'s sanitiser, `store::search::sanitize`,
+    /// then this engine's spelling); `None` when nothing usable remains
+    /// (the search matches no task).
+    fn search_query(&self, text: &str) -> Option<String>;
+    /// The body of a search's hit relation `(id, rel)`: each task with an
+    /// observation matching the bound index query `q` (a placeholder) and
+    /// its relevance, the best of its observations' (a real, higher is
+    /// better); one row per task.
+    fn search_hits(&self, q: &str) -> String;
+    /// A NULL real (`:relevance` in a query without a search).
+    fn null_real(&self) -> &'static str;
 }
 
 /// SQLite (3.35+: `MATERIALIZED`, window functions, JSON1); the registered
@@ -161,6 +173,23 @@ impl Dialect for Sqlite {
 
     fn multi_recursive_arms(&self) -> bool {
         true
+    }
+
+    fn search_query(&self, text: &str) -> Option<String> {
+        crate::store::search::sanitize(text)
+    }
+
+    /// FTS5's MATCH on `obs_fts`, relevance the negated `bm25` (the same
+    /// weights as `task_search`'s ranking).
+    fn search_hits(&self, q: &str) -> String {
+        format!(
+            "SELECT o.task_id, max(-{}) FROM obs_fts JOIN observations o ON o.obs_id = obs_fts.rowid WHERE obs_fts MATCH {q} GROUP BY o.task_id",
+            crate::store::search::BM25
+        )
+    }
+
+    fn null_real(&self) -> &'static str {
+        "CAST(NULL AS REAL)"
     }
 
     fn null_false(&self, e: &str) -> String {

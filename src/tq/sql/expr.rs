@@ -105,6 +105,10 @@ impl Lower {
                 let live = self.claim_live(t);
                 format!("(CASE WHEN {live} THEN {t}.claim_until END)")
             }
+            Field::Relevance => match self.searches.first() {
+                Some((_, h)) => format!("(SELECT fh.rel FROM {h} fh WHERE fh.id = {t}.id)"),
+                None => self.d.null_real().to_string(),
+            },
             Field::Prop(p) => match &row.r {
                 Some(r) => format!("{r}.{}", prop_column(*p)),
                 None => self.d.null_text().to_string(),

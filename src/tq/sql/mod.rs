@@ -80,11 +80,15 @@ pub fn lower_ir_with(ir: &Ir, d: &'static dyn Dialect) -> Statement {
         counters: ir.counters,
         now: ir.now,
         status_off_index: false,
+        searches: Vec::new(),
         d,
     };
     if ir.reflect {
         let refl = l.reflection(&ir.kinds);
         l.ctes.push(refl);
+    }
+    for text in ir.root.searches() {
+        l.search_hits(text);
     }
     let stage = l.rel(&ir.root);
     let fin = l.tail(&stage, &ir.root.order, &ir.shape);
@@ -113,6 +117,9 @@ pub(crate) struct Lower {
     /// Status tests are kept off `tasks_status` (a top-N walks its key's
     /// index instead; see `Node::TopN`).
     status_off_index: bool,
+    /// The hit relation of each `(search …)` text: `(text, CTE name)`, in
+    /// reading order (the first is the one `:relevance` reads).
+    searches: Vec<(String, String)>,
     d: &'static dyn Dialect,
 }
 
@@ -176,6 +183,32 @@ impl Lower {
         let ph = self.d.placeholder(self.params.len() + 1, &p);
         self.params.push(p);
         ph
+    }
+
+    /// Adds the hit relation `hK(id, rel)` of search `text` (spec/tq.md
+    /// §10): the dialect's index join with the query bound as a parameter,
+    /// or no rows when the text sanitises to nothing.
+    fn search_hits(&mut self, text: String) {
+        self.n += 1;
+        let name = format!("h{}", self.n);
+        let body = match self.d.search_query(&text) {
+            Some(q) => {
+                let p = self.text(&q);
+                self.d.search_hits(&p)
+            }
+            None => format!("SELECT 0, {} WHERE {}", self.d.null_real(), self.no()),
+        };
+        self.ctes.push(format!("{name}(id, rel) AS ({body})"));
+        self.searches.push((text, name));
+    }
+
+    /// The hit relation of search `text` (added by [`Lower::search_hits`]).
+    fn hits_of(&self, text: &str) -> String {
+        self.searches
+            .iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, h)| h.clone())
+            .unwrap_or_default()
     }
 
     fn cte(&mut self, body: String) -> String {

@@ -131,6 +131,26 @@ impl Dialect for Postgres {
     /// probes looked selective enough that PostgreSQL ranked every ready
     /// task instead of walking the slug index to the first (11 ms vs 0.19
     /// ms at 10k tasks; docs/performance.md "PostgreSQL (issue 21)").
+    /// `task_search`'s PostgreSQL query: the sanitised expression's terms
+    /// as a `tsquery` over cairn's own tokens (`store::pg::search`).
+    fn search_query(&self, text: &str) -> Option<String> {
+        use crate::store::pg::search::{terms, tsquery_of};
+        let expr = crate::store::search::sanitize(text)?;
+        tsquery_of(&terms(&expr))
+    }
+
+    /// The GIN index on `observations.tsv`, relevance `ts_rank`.
+    fn search_hits(&self, q: &str) -> String {
+        format!(
+            "SELECT o.task_id, max({}) FROM observations o WHERE o.tsv @@ ({q})::tsquery GROUP BY o.task_id",
+            crate::store::pg::search::rank_expr("o.tsv", &format!("({q})::tsquery"))
+        )
+    }
+
+    fn null_real(&self) -> &'static str {
+        "CAST(NULL AS float8)"
+    }
+
     fn null_false(&self, e: &str) -> String {
         format!("(({e}) IS TRUE)")
     }

@@ -159,7 +159,13 @@ impl Lower {
     /// `conds`; ranked by slug when `want_rank`.
     pub(super) fn scan(&mut self, from: &Base, conds: &[Cond], want_rank: bool) -> String {
         let ord = if want_rank {
-            self.d.row_number("t.slug")
+            if let Base::Search(_) = from {
+                // Relevance, best first; ties by slug (spec/tq.md §10).
+                let slug = self.d.sort_text("t.slug");
+                self.d.row_number(&format!("sh.rel DESC, {slug}"))
+            } else {
+                self.d.row_number("t.slug")
+            }
         } else {
             "0".to_string()
         };
@@ -170,8 +176,13 @@ impl Lower {
     /// `SELECT t.id, {ord} FROM tasks t WHERE ...` for a scan.
     pub(super) fn scan_body(&mut self, from: &Base, conds: &[Cond], ord: &str) -> String {
         let mut wh: Vec<String> = Vec::new();
+        let mut join = String::new();
         match from {
             Base::Tasks => {}
+            Base::Search(text) => {
+                let h = self.hits_of(text);
+                join = format!(" JOIN {h} sh ON sh.id = t.id");
+            }
             Base::Traverse(input, t) => {
                 let cur = self.rel(input);
                 let ids = match (t.edge.class(), t.dir) {
@@ -207,6 +218,6 @@ impl Lower {
         } else {
             format!(" WHERE {}", wh.join(" AND "))
         };
-        format!("SELECT t.id, {ord} FROM tasks t{wh}")
+        format!("SELECT t.id, {ord} FROM tasks t{join}{wh}")
     }
 }

@@ -42,7 +42,7 @@ fn rel_reads(r: &Rel) -> bool {
         Node::Scan { from, conds } => {
             conds.iter().any(cond_reads)
                 || match from {
-                    Base::Tasks => false,
+                    Base::Tasks | Base::Search(_) => false,
                     Base::Traverse(i, _) | Base::Closure(i, _) => rel_reads(i),
                 }
         }

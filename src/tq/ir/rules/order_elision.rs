@@ -35,9 +35,13 @@ fn natural(need: bool, order: Order) -> Order {
 
 fn elide(rel: &mut Rel, need: bool, n: &mut usize) {
     let order = match &mut rel.node {
+        Node::Scan {
+            from: Base::Search(_),
+            ..
+        } => natural(need, Order::Rank),
         Node::Scan { from, .. } => {
             match from {
-                Base::Tasks => {}
+                Base::Tasks | Base::Search(_) => {}
                 Base::Traverse(input, _) | Base::Closure(input, _) => elide(input, false, n),
             }
             natural(need, Order::Slug)

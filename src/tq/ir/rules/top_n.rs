@@ -17,6 +17,10 @@ pub fn apply(rel: &mut Rel) -> bool {
     let Node::Take(input, _) = &rel.node else {
         return false;
     };
+    if input.is_search_scan() {
+        // A search delivers relevance order (a rank), not its slug.
+        return false;
+    }
     if matches!(input.node, Node::Scan { .. }) {
         let old = take(rel);
         let Node::Take(scan, n) = old.node else {
