@@ -278,12 +278,21 @@ fn the_board_refuses_exactly_as_mcp_does() {
     );
     assert_eq!(signed.status, 303);
     assert_eq!(signed.header("location"), Some("/"));
+    // The redirect carries the security headers too (hostile pass).
+    assert_eq!(
+        signed.header("content-security-policy"),
+        Some(cairn::board::web::CSP)
+    );
+    assert_eq!(signed.header("x-content-type-options"), Some("nosniff"));
     let set = signed.header("set-cookie").unwrap().to_string();
     assert!(
         set.ends_with("; HttpOnly; SameSite=Strict; Path=/"),
         "{set}"
     );
     assert!(!set.contains(&read));
+    // Named after the port: two boards on one host keep apart.
+    let port = a.rsplit(':').next().unwrap();
+    assert!(set.starts_with(&format!("cairn_board_{port}=")), "{set}");
     let cookie = set.split(';').next().unwrap().to_string();
     let with = [("Cookie", cookie.as_str())];
     let app = request(a, "GET", "/", &with, "");
@@ -470,6 +479,42 @@ fn the_live_stream_hears_a_write_from_another_process() {
     ok(dir.path(), &["add", "a new task"]);
     let change = read_until(&mut s, "event: change", Duration::from_secs(10));
     assert!(change.contains("event: change"), "not heard: {change}");
+    // One viewer holds at most 8 streams (this one and 7 more); the 9th is
+    // a 429 with a sentence; closing one makes room (hostile pass: 3,000
+    // streams stalled the server, /mcp included).
+    let open = |n: usize| -> Vec<TcpStream> {
+        (0..n)
+            .map(|_| {
+                let mut t = TcpStream::connect(&server.addr).unwrap();
+                write!(
+                    t,
+                    "GET /board/events HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {read}\r\n\r\n",
+                    server.addr
+                )
+                .unwrap();
+                t
+            })
+            .collect()
+    };
+    let mut seven = open(7);
+    for t in &mut seven {
+        let hello = read_until(t, "event: hello", Duration::from_secs(10));
+        assert!(hello.starts_with("HTTP/1.1 200"), "{hello}");
+    }
+    let mut ninth = open(1);
+    let refused = read_until(&mut ninth[0], "reload.", Duration::from_secs(10));
+    assert!(refused.starts_with("HTTP/1.1 429"), "{refused}");
+    assert!(
+        refused.ends_with(
+            "This sign-in already holds 8 live board streams; close a board tab and reload.\n"
+        ),
+        "{refused}"
+    );
+    drop(s);
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut again = open(1);
+    let hello = read_until(&mut again[0], "event: hello", Duration::from_secs(10));
+    assert!(hello.starts_with("HTTP/1.1 200"), "{hello}");
     drop(server);
 }
 

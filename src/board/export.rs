@@ -64,7 +64,9 @@ pub fn label_lines(t: &GraphTask) -> Vec<String> {
 pub fn mermaid_escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() {
+        if let Some(shown) = shown_escaped(c) {
+            out.push_str(&mermaid_escape(&shown));
+        } else if c.is_control() {
             out.push(' ');
         } else if c.is_ascii_alphanumeric() || " -_.,:/@'+=!?".contains(c) {
             out.push(c);
@@ -86,10 +88,30 @@ pub fn dot_escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             c if c.is_control() => out.push(' '),
-            c => out.push(c),
+            c => match shown_escaped(c) {
+                Some(shown) => out.push_str(&shown),
+                None => out.push(c),
+            },
         }
     }
     out
+}
+
+/// How a character that must not act on a label is shown, or `None` for
+/// any other: invisible and direction-changing characters (zero-width,
+/// bidi embeddings, overrides and isolates, line/paragraph separators, the
+/// byte-order mark) as `\u{hex}`, as tq.md §10 shows them; Unicode
+/// noncharacters (`U+FFFE`, `U+FFFF`, `U+FDD0`–`U+FDEF`, the last two of
+/// each plane), which XML forbids and Graphviz refuses, as `U+FFFD`.
+pub fn shown_escaped(c: char) -> Option<String> {
+    let u = u32::from(c);
+    if matches!(u, 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x2069 | 0x2028 | 0x2029 | 0xFEFF) {
+        return Some(format!("\\u{{{u:x}}}"));
+    }
+    if matches!(u, 0xFDD0..=0xFDEF) || (u & 0xFFFE) == 0xFFFE {
+        return Some('\u{FFFD}'.to_string());
+    }
+    None
 }
 
 /// The nesting of a graph: each task's phases (indexes into
@@ -269,4 +291,24 @@ fn dot_node(g: &Graph, nest: &Nesting, i: usize, depth: usize, out: &mut String)
 /// The graph as pretty JSON: `{"tasks": [...], "edges": [...]}`.
 pub fn json(g: &Graph) -> String {
     serde_json::to_string_pretty(g).unwrap_or_else(|_| "{}".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Board hostile pass: a name holding U+FFFF made `dot -Tsvg` refuse
+    /// the whole plan, and a bidi override reversed the text around it.
+    #[test]
+    fn noncharacters_and_bidi_controls_are_shown_not_passed() {
+        assert_eq!(dot_escape("a \u{FFFF} b"), "a \u{FFFD} b");
+        assert_eq!(
+            dot_escape("x\u{202E}evil\u{202C}"),
+            "x\\u{202e}evil\\u{202c}"
+        );
+        assert_eq!(dot_escape("zero\u{200B}width"), "zero\\u{200b}width");
+        assert_eq!(mermaid_escape("x\u{202E}y"), "x#92;u#123;202e#125;y");
+        assert_eq!(mermaid_escape("\u{FDD0}"), "#65533;");
+        assert_eq!(dot_escape("plain é"), "plain é");
+    }
 }

@@ -103,6 +103,9 @@ pub struct Board<G: Gatekeeper> {
     access: Access,
     viewers: Arc<Mutex<HashMap<String, Signed>>>,
     once: Arc<Mutex<Option<String>>>,
+    /// The session cookie's name: [`COOKIE`], then `_PORT` once the port is
+    /// known ([`Board::on_port`]).
+    cookie: String,
 }
 
 /// 32 random bytes as hex. Errors: no randomness.
@@ -148,7 +151,7 @@ fn see_other(to: &'static str, cookie: Option<String>) -> Response<Body> {
     if let Some(c) = cookie.and_then(|c| HeaderValue::from_str(&c).ok()) {
         r.headers_mut().insert(header::SET_COOKIE, c);
     }
-    r
+    secure(r)
 }
 
 /// The value of cookie `name` in `headers`.
@@ -186,7 +189,16 @@ impl<G: Gatekeeper> Board<G> {
             access,
             viewers: Arc::new(Mutex::new(HashMap::new())),
             once: Arc::new(Mutex::new(None)),
+            cookie: COOKIE.to_string(),
         }
+    }
+
+    /// The board served on `port`: its cookie is `cairn_board_PORT`, since
+    /// a browser shares cookies across every port of one host (two boards
+    /// on 127.0.0.1 signed each other out; hostile pass).
+    pub fn on_port(mut self, port: u16) -> Board<G> {
+        self.cookie = format!("{COOKIE}_{port}");
+        self
     }
 
     /// A fresh one-time link path (`/board/open?code=...`) for `cairn
@@ -215,13 +227,17 @@ impl<G: Gatekeeper> Board<G> {
                 since: std::time::Instant::now(),
             },
         );
-        Ok(format!("{COOKIE}={sid}; HttpOnly; SameSite=Strict; Path=/"))
+        Ok(format!(
+            "{}={sid}; HttpOnly; SameSite=Strict; Path=/",
+            self.cookie
+        ))
     }
 
     /// Whether these headers may read, or the refusal: `/mcp`'s `401`
     /// for a missing, unknown or revoked token, `403` without `read`.
     fn allowed(&self, headers: &HeaderMap) -> Result<(), Box<Response<Body>>> {
-        let viewer = cookie(headers, COOKIE).and_then(|sid| lock(&self.viewers).get(&sid).cloned());
+        let viewer =
+            cookie(headers, &self.cookie).and_then(|sid| lock(&self.viewers).get(&sid).cloned());
         match self.access {
             Access::Open => Ok(()),
             Access::Link => match viewer {
@@ -299,13 +315,14 @@ impl<G: Gatekeeper> Board<G> {
                 }
             }
             ("/board/signout", false) if req.method() == http::Method::POST => {
-                if let Some(sid) = cookie(req.headers(), COOKIE) {
+                if let Some(sid) = cookie(req.headers(), &self.cookie) {
                     lock(&self.viewers).remove(&sid);
                 }
                 see_other(
                     "/",
                     Some(format!(
-                        "{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
+                        "{}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0",
+                        self.cookie
                     )),
                 )
             }
@@ -314,8 +331,16 @@ impl<G: Gatekeeper> Board<G> {
                     return *r;
                 }
                 let (me, headers) = (self.clone(), req.headers().clone());
+                let viewer = cookie(req.headers(), &self.cookie)
+                    .or_else(|| {
+                        bearer(req.headers()).map(|t| {
+                            use sha2::Digest as _;
+                            format!("bearer {}", hex::encode(sha2::Sha256::digest(t.as_bytes())))
+                        })
+                    })
+                    .unwrap_or_default();
                 let still = move || me.allowed(&headers).is_ok();
-                match sse::stream(&self.source, still) {
+                match sse::stream(&self.source, &viewer, still) {
                     Ok(b) => {
                         let mut r = Response::new(b.boxed());
                         r.headers_mut().insert(
@@ -324,7 +349,8 @@ impl<G: Gatekeeper> Board<G> {
                         );
                         r
                     }
-                    Err(e) => text_response(StatusCode::INTERNAL_SERVER_ERROR, &e),
+                    Err((true, e)) => text_response(StatusCode::TOO_MANY_REQUESTS, &e),
+                    Err((false, e)) => text_response(StatusCode::INTERNAL_SERVER_ERROR, &e),
                 }
             }
             (p, true) if p.starts_with("/board/api/") => {

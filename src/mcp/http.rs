@@ -381,7 +381,8 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
             root: opts.root.clone(),
         },
         access,
-    );
+    )
+    .on_port(local.port());
     if let Some(lb) = opts.local_board {
         let link = board.one_time_path().map_err(HttpError::Io)?;
         let url = format!("http://{local}{link}");

@@ -56,6 +56,7 @@ const hostileName = slugOf(cairn(dir, 'add', 'Say "hi" <b>bold</b> [x]', '--unde
 cairn(dir, 'dep', 'add', build, '--on', design);
 cairn(dir, 'dep', 'add', review, '--on', build);
 cairn(dir, 'note', design, 'Layers left to right; phases nested.');
+cairn(dir, 'edit', design, '--set', 'priority=high', '--set', 'owner=team-ui');
 cairn(dir, 'done', design);
 cairn(dir, 'block', review);
 cairn(dir, 'claim', build);
@@ -148,6 +149,11 @@ try {
   await page.goto(server.url + '/#/task/' + design);
   await page.waitForSelector('.obs-text');
   check((await page.textContent('.obs-text')) === 'Layers left to right; phases nested.', 'task page: the observation shows');
+  // Metadata as a definition list, one dt/dd per key (a nested-array bug
+  // printed "[object HTMLElement]" here).
+  const meta = await page.$$eval('#view dl > *', (es) => es.map((e) => e.tagName + ':' + e.textContent));
+  check(meta.join('|') === 'DT:owner|DD:team-ui|DT:priority|DD:high' || meta.join('|') === 'DT:priority|DD:high|DT:owner|DD:team-ui',
+    `task page: metadata as dt/dd (${meta.join('|')})`);
   await shot('task');
   await page.goto(server.url + '/#/task/' + build);
   await page.waitForSelector('.obs-text');
@@ -212,7 +218,13 @@ try {
     const { svg } = await window.mermaid.render('g', text);
     return svg;
   }, mermaidText);
-  writeFileSync(join(outDir, 'graph-mermaid.svg'), svg);
+  // mermaid serializes its HTML labels as HTML (`<br>`): made XML so the
+  // saved file opens as an image (hostile pass: the docs' copy did not).
+  const svgXml = svg.replace(/<br>/g, '<br/>');
+  const xmlOk = await mpage.evaluate((t) =>
+    new DOMParser().parseFromString(t, 'image/svg+xml').getElementsByTagName('parsererror').length === 0, svgXml);
+  check(xmlOk, 'mermaid: the saved SVG is well-formed XML');
+  writeFileSync(join(outDir, 'graph-mermaid.svg'), svgXml);
   check(svg.startsWith('<svg') && svg.includes(design) && svg.includes('Say &quot;hi&quot;') === false && svg.includes('bold'),
     `mermaid renders the graph to SVG (${svg.length} bytes)`);
   check(!/<b>bold<\/b>/.test(svg), 'mermaid: the hostile name is not markup');

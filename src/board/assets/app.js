@@ -15,11 +15,18 @@ function el(tag, attrs, ...kids) {
     else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const k of kids.flat()) {
+  for (const k of kids.flat(Infinity)) {
     if (k === null || k === undefined || k === false) continue;
-    e.append(typeof k === 'string' || typeof k === 'number' ? document.createTextNode(String(k)) : k);
+    e.append(k instanceof Node ? k : document.createTextNode(shown(String(k))));
   }
   return e;
+}
+
+// Invisible and direction-changing characters shown as \u{hex} (tq.md §10):
+// a bidi override in a task name must not reverse the text around it.
+function shown(text) {
+  return text.replace(/[\u200B-\u200F\u202A-\u202E\u2060-\u2069\u2028\u2029\uFEFF]/g,
+    (c) => '\\u{' + c.codePointAt(0).toString(16) + '}');
 }
 
 async function api(name, params) {
@@ -149,11 +156,15 @@ function drawArrows(host, edges) {
   host.prepend(svg);
 }
 
+// The graph page last shown, so a live refresh or a toggle keeps it.
+let graphAt = {plan: '', offset: 0};
+
 async function graphView(plan, offset) {
   const params = {offset: offset || 0};
   if (plan) params.plan = plan;
   const [data, plans] = await Promise.all([api('graph', params), api('plans')]);
   const g = data.graph;
+  graphAt = {plan: plan || '', offset: data.offset};
   const select = el('select', {id: 'plan', 'aria-label': 'Plan',
     onchange: (ev) => { location.hash = ev.target.value ? '#/graph/' + encodeURIComponent(ev.target.value) : '#/graph'; }},
     el('option', {value: ''}, 'Every live plan'),
@@ -274,7 +285,8 @@ let current = '';
 async function route() {
   const hash = location.hash || '#/graph';
   const [, name, arg] = hash.match(/^#\/([a-z]+)\/?(.*)$/) || [null, 'graph', ''];
-  const decoded = arg ? decodeURIComponent(arg) : '';
+  let decoded = '';
+  try { decoded = arg ? decodeURIComponent(arg) : ''; } catch (e) { decoded = arg; }
   for (const a of document.querySelectorAll('nav a')) a.toggleAttribute('aria-current', a.id === 'nav-' + name);
   try {
     if (name === 'board') await boardView();
@@ -282,7 +294,7 @@ async function route() {
     else if (name === 'task') await taskView(decoded);
     else if (name === 'search') { if (current !== hash) searchView(decoded); }
     else if (name === 'query') { if (current !== hash) queryView(); }
-    else await graphView(decoded, 0);
+    else await graphView(decoded, graphAt.plan === decoded ? graphAt.offset : 0);
   } catch (e) {
     show(el('h1', {}, 'Could not load'), el('p', {class: 'error'}, e.message));
   }
