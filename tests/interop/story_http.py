@@ -12,6 +12,7 @@ Usage: python tests/interop/story_http.py [PATH-TO-CAIRN-BINARY]
 
 import asyncio
 import contextlib
+import re
 import os
 import pathlib
 import signal
@@ -45,8 +46,37 @@ URL = None
 TOKENS = {}
 
 
+FENCED = []
+
+
+def unfence(text):
+    """The text inside a fence (docs/mcp.md "Fenced text": over HTTP the
+    agent-written parts of a tool's text come between a `NOTE-<nonce>` line
+    and an `END-<nonce>` line, each quoted in «…», invisible characters as
+    \\u{hex}), so the seed's exact strings can be compared; a text without a
+    fence is returned as it is. Each fenced text is remembered in FENCED."""
+    if not text.startswith("NOTE-"):
+        return text
+    nonce = text[5:].split(" ", 1)[0]
+    lines = text.split("\n")
+    if not nonce or lines[-1] != f"END-{nonce}":
+        return text
+    FENCED.append((nonce, text))
+    body = "\n".join(lines[1:-1]).replace("«", "").replace("»", "")
+    return re.sub(r"\\u\{([0-9a-f]+)\}", lambda m: chr(int(m.group(1), 16)), body)
+
+
 class HttpServer(story.Server):
-    """One MCP session on the shared HTTP server, chosen by story.py's args."""
+    """One MCP session on the shared HTTP server, chosen by story.py's args;
+    tool texts are compared unfenced (see `unfence`)."""
+
+    async def call(self, tool, args=None):
+        text, err = await super().call(tool, args)
+        return unfence(text), err
+
+    async def structured(self, tool, args=None):
+        text, structured = await super().structured(tool, args)
+        return unfence(text), structured
 
     def __init__(self, project, args=()):
         self.token = TOKENS["read"] if "--grant" in args else TOKENS["all"]
@@ -107,6 +137,12 @@ def main():
             URL = line[line.index("http://"):].split(" ")[0]
             story.Server = HttpServer
             asyncio.run(story.story(project))
+            story.check_true("agent-written text is fenced over HTTP (4 texts)", len(FENCED) == 4,
+                             f"{len(FENCED)} fenced texts")
+            story.check_true("each nonce appears only on its NOTE and END lines",
+                             all(t.count(n) == 2 for n, t in FENCED), repr(FENCED[:1]))
+            story.check_true("a fresh nonce per response",
+                             len({n for n, _ in FENCED}) == len(FENCED), repr(FENCED[:2]))
             asyncio.run(unauthorized())
         finally:
             srv.send_signal(signal.SIGTERM)
