@@ -144,12 +144,25 @@ function drawArrows(host, edges) {
     const a = at(e.from), b = at(e.to);
     if (!a || !b) continue;
     const ra = a.getBoundingClientRect(), rb = b.getBoundingClientRect();
-    // The dependency (to) comes first: draw it -> dependent (from).
-    const x1 = rb.right - base.left + host.scrollLeft, y1 = rb.top + rb.height / 2 - base.top + host.scrollTop;
-    const x2 = ra.left - base.left + host.scrollLeft, y2 = ra.top + ra.height / 2 - base.top + host.scrollTop;
+    // The dependency (to) comes first: draw it -> dependent (from), leaving
+    // from the side that faces the dependent.
+    const forward = ra.left >= rb.right - 1;
+    const dx = host.scrollLeft - base.left, dy = host.scrollTop - base.top;
+    const x1 = (forward ? rb.right : rb.left) + dx, y1 = rb.top + rb.height / 2 + dy;
+    const x2 = (forward ? ra.left : ra.right) + dx, y2 = ra.top + ra.height / 2 + dy;
     const p = document.createElementNS(svg.namespaceURI, 'path');
-    const mid = (x1 + x2) / 2;
-    p.setAttribute('d', `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}`);
+    const s = forward ? 1 : -1;
+    if (Math.abs(y2 - y1) < 8) {
+      // Same row: arc over the cards in between (a straight line ran
+      // behind them and read as an edge into the wrong card), above the
+      // row for a forward edge, below it for a backward one.
+      const lift = Math.max(rb.height, ra.height) / 2 + 14 + Math.min(60, Math.abs(x2 - x1) / 10);
+      const cy = forward ? Math.min(y1, y2) - lift * 1.4 : Math.max(y1, y2) + lift * 1.4;
+      p.setAttribute('d', `M${x1},${y1} C${x1 + s * 40},${cy} ${x2 - s * 40},${cy} ${x2},${y2}`);
+    } else {
+      const mid = (x1 + x2) / 2;
+      p.setAttribute('d', `M${x1},${y1} C${mid},${y1} ${mid},${y2} ${x2},${y2}`);
+    }
     p.setAttribute('marker-end', 'url(#head)');
     svg.append(p);
   }
