@@ -17,6 +17,11 @@
 //! END-<nonce>
 //! ```
 //!
+//! Each observation and handoff quoted in `task_get`, `task_bootstrap`
+//! and `timeline` is followed by [`byline`]: ` — by session S, YYYY-MM-DD
+//! HH:MM UTC` (the writing event's session id and time), outside the
+//! quotes, in fenced responses only.
+//!
 //! The nonce is 16 random lower-case hex digits, fresh per response, drawn
 //! again until the body holds no occurrence of it, so the only lines that
 //! contain it are the first and the last. Inside and outside the quotes,
@@ -81,6 +86,25 @@ pub fn quote(text: &str) -> String {
     }
     out.push(CLOSE);
     out
+}
+
+/// Who wrote a quoted text and when (spec/tq.md §10: fenced text comes
+/// "with who wrote it and when"): ` — by session WHO, WHEN UTC` while
+/// [`marking`] (` — by session WHO` when `when` is `None`: the line shows
+/// the time already), `""` otherwise, so the unfenced texts stay
+/// byte-identical. `who` is the writing event's session id (control
+/// characters dropped; [`finish`] escapes what else needs it); an empty
+/// one reads `unknown`. `when` is `YYYY-MM-DD HH:MM` (UTC).
+pub fn byline(who: &str, when: Option<&str>) -> String {
+    if !marking() {
+        return String::new();
+    }
+    let who: String = who.chars().filter(|c| !c.is_control()).collect();
+    let who = if who.is_empty() { "unknown" } else { who.as_str() };
+    match when {
+        Some(w) => format!(" — by session {who}, {w} UTC"),
+        None => format!(" — by session {who}"),
+    }
 }
 
 /// True for a character shown escaped in a fenced response: the sentinels,
@@ -198,6 +222,12 @@ mod tests {
     #[test]
     fn quote_is_identity_unless_fenced() {
         assert_eq!(quote("a\u{200B}b"), "a\u{200B}b");
+        assert_eq!(byline("s1", Some("2026-01-01 00:00")), "");
+        assert_eq!(
+            fenced(|| byline("s\n1", Some("2026-01-01 00:00"))),
+            " — by session s1, 2026-01-01 00:00 UTC"
+        );
+        assert_eq!(fenced(|| byline("", None)), " — by session unknown");
         let marked = fenced(|| quote("x\u{E001}y"));
         assert_eq!(marked, "\u{E000}x\\u{e001}y\u{E001}");
         assert!(!marking());

@@ -82,7 +82,7 @@ fn doctor_after_init_all_ok_text_and_json() {
             0,
             "    check          detail
 ok  store          DIR/.cairn/cairn.db (.cairn directory found (DIR/.cairn))
-ok  schema         version 4
+ok  schema         version 5
 ok  logs           1 logs, 1 lines, 0 malformed; 0 events missing from the logs, 0 log lines missing from the database
 ok  gitattributes  DIR/.cairn/.gitattributes has `tasks/**/events.ndjson merge=union`
 ok  path           cairn on PATH is DIR/bin/cairn
@@ -103,7 +103,7 @@ ok  mcp .mcp.json  cairn server runs `cairn` (DIR/bin/cairn)
       "ok": true
     },
     {
-      "detail": "version 4",
+      "detail": "version 5",
       "name": "schema",
       "ok": true
     },
@@ -153,7 +153,7 @@ fn doctor_names_what_fails() {
             1,
             "      check                 detail
 ok    store                 DIR/.cairn/cairn.db (.cairn directory found (DIR/.cairn))
-ok    schema                version 4
+ok    schema                version 5
 ok    logs                  0 logs, 0 lines, 0 malformed; 0 events missing from the logs, 0 log lines missing from the database
 FAIL  gitattributes         DIR/.cairn/.gitattributes lacks `tasks/**/events.ndjson merge=union` (added now, by opening the store)
 FAIL  path                  no cairn on PATH: MCP clients cannot start it
@@ -176,7 +176,7 @@ FAIL  mcp .vscode/mcp.json  cairn server runs `cairn`, which is not on PATH
       "ok": true
     },
     {
-      "detail": "version 4",
+      "detail": "version 5",
       "name": "schema",
       "ok": true
     },

@@ -153,7 +153,7 @@ fn a_newer_schema_is_refused_with_a_sentence() {
     let Some(url) = pg::url() else { return };
     let target = PgTarget::parse(&url, None).unwrap();
     let p = PgStore::open(&target).unwrap();
-    assert_eq!(p.schema_version().unwrap(), 4);
+    assert_eq!(p.schema_version().unwrap(), 5);
     p.client()
         .execute(
             "UPDATE schema_meta SET value = '99' WHERE key = 'version'",
@@ -164,7 +164,7 @@ fn a_newer_schema_is_refused_with_a_sentence() {
     let err = PgStore::open(&target).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "The store's schema version 99 is newer than this cairn supports (4); upgrade cairn."
+        "The store's schema version 99 is newer than this cairn supports (5); upgrade cairn."
     );
 }
 

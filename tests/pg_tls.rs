@@ -134,7 +134,7 @@ fn sslmode_require_verify_ca_and_verify_full() {
 
     let require = format!("postgres://cairn@127.0.0.1:{port}/postgres?sslmode=require");
     let store = open(&require).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 4);
+    assert_eq!(store.schema_version().unwrap(), 5);
     let ssl: bool = store
         .client()
         .query_one(

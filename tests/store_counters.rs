@@ -313,7 +313,7 @@ fn a_version_1_store_is_migrated_with_exact_counters() {
     }
     let st = Store::open(&db).unwrap();
     assert_eq!(st.schema_version().unwrap(), SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 4);
+    assert_eq!(SCHEMA_VERSION, 5);
     assert_eq!(counters(st.conn()), expected.0);
     assert_eq!(st.digest().unwrap(), expected.1);
     assert!(st.verify().unwrap().ok);

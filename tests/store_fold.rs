@@ -502,7 +502,7 @@ fn open_writes_gitignore_wal_and_version() {
         std::fs::read_to_string(dir.path().join("proj/.cairn/.gitattributes")).unwrap(),
         "tasks/**/events.ndjson merge=union\n"
     );
-    assert_eq!(st.schema_version().unwrap(), 4);
+    assert_eq!(st.schema_version().unwrap(), 5);
     let mode: String = st
         .conn()
         .query_row("PRAGMA journal_mode", [], |r| r.get(0))
@@ -537,7 +537,7 @@ fn an_older_stamp_is_migrated_forward_keeping_data() {
         assert_eq!(st.schema_version().unwrap(), 0);
     }
     let st = Store::open(&db).unwrap();
-    assert_eq!(st.schema_version().unwrap(), 4);
+    assert_eq!(st.schema_version().unwrap(), 5);
     assert_eq!(st.event_count().unwrap(), 1);
     assert!(st.task_exists("a").unwrap());
 }
@@ -557,7 +557,7 @@ fn a_newer_store_is_refused() {
     }
     assert_eq!(
         Store::open(&db).unwrap_err().to_string(),
-        "The store's schema version 99 is newer than this cairn supports (4); upgrade cairn."
+        "The store's schema version 99 is newer than this cairn supports (5); upgrade cairn."
     );
 }
 
@@ -581,7 +581,7 @@ fn opening_a_current_store_takes_no_write_lock() {
         .unwrap();
     assert!(holder_busy.execute_batch("BEGIN IMMEDIATE").is_err());
     let st = Store::open(&db).unwrap();
-    assert_eq!(st.schema_version().unwrap(), 4);
+    assert_eq!(st.schema_version().unwrap(), 5);
     holder.execute_batch("COMMIT").unwrap();
 }
 

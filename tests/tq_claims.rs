@@ -426,7 +426,7 @@ fn a_version_2_store_folds_the_claims_its_log_already_holds() {
         .unwrap();
     let db = f.store.path().to_path_buf();
     f.store = cairn::store::Store::open(&db).unwrap();
-    assert_eq!(f.store.schema_version().unwrap(), 4);
+    assert_eq!(f.store.schema_version().unwrap(), 5);
     assert_eq!(
         r(
             &f,

@@ -89,20 +89,31 @@ fn ids(out: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// Ten tasks `t0`..`t9` whose texts come from the 30 random `notes`:
+/// each named `notes[t]`; the even ones described `notes[10 + t]`;
+/// `t0`..`t4` described again later as `notes[20 + t]` (the old text no
+/// longer searchable); `t5`..`t9` handed off with the summary
+/// `notes[20 + t]`; and every third note an observation.
 fn store_of(notes: &[Vec<usize>]) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
     let s = Store::open(&dir.path().join("cairn.db")).unwrap();
     let mut events = Vec::new();
     for t in 0..10 {
-        events.push(NewEvent::task_create(
-            "s",
-            100,
-            &format!("t{t}"),
-            Some("n"),
-            None,
-        ));
+        let described = (t % 2 == 0).then(|| text(&notes[10 + t]));
+        events.push(
+            NewEvent::task_create("s", 100, &format!("t{t}"), described.as_deref(), None)
+                .with_name(&text(&notes[t])),
+        );
     }
-    for (i, n) in notes.iter().enumerate() {
+    for t in 0..10 {
+        let later = text(&notes[20 + t]);
+        events.push(if t < 5 {
+            NewEvent::update_description("s", 200 + t as i64, &format!("t{t}"), &later)
+        } else {
+            NewEvent::handoff_create("s", 200 + t as i64, &format!("t{t}"), &later, "notes/h.md")
+        });
+    }
+    for (i, n) in notes.iter().enumerate().filter(|(i, _)| i % 3 == 0) {
         events.push(NewEvent::observation(
             "s",
             101 + i as i64,
@@ -114,7 +125,8 @@ fn store_of(notes: &[Vec<usize>]) -> (tempfile::TempDir, Store) {
     (dir, s)
 }
 
-/// 30 random notes on 10 tasks, 30 random texts: `(search t)` equals
+/// 30 random texts as the names, descriptions (edited), handoffs and
+/// observations of 10 tasks, 30 random queries: `(search t)` equals
 /// `task_search(t)`'s set (no limit) on SQLite, and on PostgreSQL when it
 /// can start; not vacuous (most texts find something).
 #[test]
@@ -287,7 +299,7 @@ fn a_version_3_store_is_reindexed_on_open() {
         assert!(old.is_empty(), "the version-3 index found a part");
     }
     let s = Store::open(&db).unwrap();
-    assert_eq!(s.schema_version().unwrap(), 4);
+    assert_eq!(s.schema_version().unwrap(), 5);
     let hits = slugs(search(s.conn(), &sanitize("file.rs").unwrap(), None, 10).unwrap());
     assert_eq!(hits, BTreeSet::from(["a".to_string()]));
     assert!(s.verify().unwrap().ok);

@@ -20,6 +20,9 @@
 //! - A lateral edge is present when its newest link/fork is newer than its
 //!   newest sever; `edges.created_ts` is the ts of that newest link/fork.
 //! - Observations and handoffs are set-unions keyed by event id.
+//! - A task's searchable texts (`task_texts`, `store::texts`): the name of
+//!   the earliest creation that kept one, and the description again as an
+//!   LWW register, with their identifier parts.
 //! - The claim (`task.claim`/`task.release`) is one LWW register per task:
 //!   owner and until, or empty; a status event to completed or abandoned
 //!   also writes it empty (at its own stamp).
@@ -31,6 +34,7 @@ use serde_json::Value;
 use super::error::StoreError;
 use super::event::{nfc, types};
 use super::model::{EdgeClass, EdgeType, Status};
+use super::texts::{Field, Stamped, TaskTexts};
 
 /// What a known event does to the projection.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +42,8 @@ pub(crate) enum Action {
     Create {
         description: Option<String>,
         project_id: Option<String>,
+        /// The typed name (`store::texts::create_name`), searchable.
+        name: Option<String>,
     },
     Status(Status),
     Description(String),
@@ -146,6 +152,7 @@ pub(crate) fn parse_action(event_type: &str, data: &Value) -> Result<Action, Str
         types::TASK_CREATE => Action::Create {
             description: opt_text_field(data, "description")?,
             project_id: opt_text_field(data, "project_id")?,
+            name: super::texts::create_name(data),
         },
         types::UPDATE_STATUS => {
             let s = text_field(data, "status")?;
@@ -242,8 +249,12 @@ pub(crate) fn fold(conn: &Connection, ev: &FoldInput<'_>) -> Result<(), StoreErr
         Action::Create {
             description,
             project_id,
+            name,
         } => {
             set_status(conn, subject, Status::Active, st)?;
+            if let Some(n) = name {
+                set_text(conn, subject, Field::Name, &n, st)?;
+            }
             if let Some(d) = description {
                 set_description(conn, subject, &d, st)?;
             }
@@ -382,6 +393,62 @@ fn set_description(
                             OR (description_ts = ?3 AND description_eid < ?4))",
     )?
     .execute(params![task, text, st.ts, st.eid])?;
+    set_text(conn, task, Field::Description, text, st)
+}
+
+/// Folds `text` into `task`'s `field` register in `task_texts`
+/// (`store::texts`: first name, last description), refreshing the
+/// identifier parts; the FTS triggers index the row.
+fn set_text(
+    conn: &Connection,
+    task: i64,
+    field: Field,
+    text: &str,
+    st: Stamp<'_>,
+) -> Result<(), StoreError> {
+    let mut cur: TaskTexts = conn
+        .prepare_cached(
+            "SELECT name, name_ts, name_eid, description, description_ts, description_eid
+             FROM task_texts WHERE task_id = ?1",
+        )?
+        .query_row(params![task], |r| {
+            let reg = |i: usize| -> rusqlite::Result<Option<Stamped>> {
+                Ok(match (r.get(i)?, r.get(i + 1)?, r.get(i + 2)?) {
+                    (Some(text), Some(ts), Some(eid)) => Some(Stamped { text, ts, eid }),
+                    _ => None,
+                })
+            };
+            Ok(TaskTexts {
+                name: reg(0)?,
+                description: reg(3)?,
+            })
+        })
+        .optional()?
+        .unwrap_or_default();
+    if !cur.apply(field, text, st.ts, st.eid) {
+        return Ok(());
+    }
+    let parts = cur.parts();
+    let (n, d) = (cur.name.as_ref(), cur.description.as_ref());
+    conn.prepare_cached(
+        "INSERT INTO task_texts(task_id, name, name_ts, name_eid, description, description_ts,
+                                description_eid, parts)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+         ON CONFLICT(task_id) DO UPDATE SET name = excluded.name, name_ts = excluded.name_ts,
+             name_eid = excluded.name_eid, description = excluded.description,
+             description_ts = excluded.description_ts, description_eid = excluded.description_eid,
+             parts = excluded.parts",
+    )?
+    .execute(params![
+        task,
+        n.map(|s| &s.text),
+        n.map(|s| s.ts),
+        n.map(|s| &s.eid),
+        d.map(|s| &s.text),
+        d.map(|s| s.ts),
+        d.map(|s| &s.eid),
+        parts
+    ])?;
     Ok(())
 }
 

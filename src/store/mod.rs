@@ -4,7 +4,8 @@
 //!
 //! 1. model: `error`, `model`, `event` (events, canonical JSON, ULIDs,
 //!    content keys, `MAX_TS`), `slug`, `schema` (DDL, migrations, settings),
-//!    `location`, `search`, `read`, and the log's bottom: `log/mod.rs`
+//!    `location`, `search`, `texts` (a task's name and description as
+//!    search registers), `read`, and the log's bottom: `log/mod.rs`
 //!    (paths, folder names), `log/line`, `log/safe`;
 //! 2. handle: `reader` (read-only connections, the warm reader), `handle`
 //!    (the [`Store`] and its small lookups), `log/marks` (watermarks);
@@ -41,6 +42,7 @@ pub mod schema;
 pub mod search;
 pub mod slug;
 pub(crate) mod split;
+pub mod texts;
 pub mod tokens;
 mod write;
 

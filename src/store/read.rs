@@ -33,6 +33,9 @@ pub struct TaskState {
     pub metadata: Vec<(String, String)>,
     /// The newest observation texts, newest first (at most the `recent` asked for).
     pub recent: Vec<String>,
+    /// Who wrote each of `recent` and when, in the same order (fenced
+    /// text shows them: spec/tq.md §10).
+    pub recent_by: Vec<Written>,
     /// How many observations the task has in all.
     pub obs_count: i64,
     /// The newest handoffs, newest first (at most the `handoffs` asked for).
@@ -56,6 +59,17 @@ impl TaskState {
     }
 }
 
+/// Who wrote a text and when: the writing event's session id and time
+/// (Unix seconds, UTC); the session is `""` when the event is not in the
+/// log (spec/tq.md §10 "Fenced text": with who wrote it and when).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The session id of the event that wrote the text.
+    pub session: String,
+    /// The event's time, Unix seconds UTC.
+    pub ts: i64,
+}
+
 /// One recorded handoff.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandoffRow {
@@ -65,6 +79,8 @@ pub struct HandoffRow {
     pub path: String,
     /// Unix seconds, UTC.
     pub ts: i64,
+    /// The session id of the `handoff.create` (`""` when not in the log).
+    pub session: String,
 }
 
 /// One event of the log, for `timeline`.
@@ -78,6 +94,8 @@ pub struct EventRow {
     pub ts: i64,
     /// The payload (JSON object; `Null` if the stored text does not parse).
     pub data: Value,
+    /// The session id of the writer.
+    pub session: String,
 }
 
 /// The state of task `slug` (bare), with at most `recent` observations and
@@ -130,19 +148,31 @@ pub fn task_state(
         params![id],
     )?;
     let mut stmt = conn.prepare_cached(
-        "SELECT text FROM observations WHERE task_id = ?1 ORDER BY ts DESC, obs_id DESC LIMIT ?2",
+        "SELECT o.text, o.ts, coalesce(e.session_id, '') FROM observations o
+         LEFT JOIN events e ON e.event_id = o.event_id
+         WHERE o.task_id = ?1 ORDER BY o.ts DESC, o.obs_id DESC LIMIT ?2",
     )?;
-    let recent = stmt
-        .query_map(params![id, to_i64(recent)], |r| r.get::<_, String>(0))?
+    let rows = stmt
+        .query_map(params![id, to_i64(recent)], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                Written {
+                    ts: r.get(1)?,
+                    session: r.get(2)?,
+                },
+            ))
+        })?
         .collect::<Result<Vec<_>, _>>()?;
+    let (recent, recent_by): (Vec<String>, Vec<Written>) = rows.into_iter().unzip();
     let obs_count = conn.query_row(
         "SELECT count(*) FROM observations WHERE task_id = ?1",
         [id],
         |r| r.get(0),
     )?;
     let mut stmt = conn.prepare_cached(
-        "SELECT summary, path, ts FROM handoffs WHERE task_id = ?1
-         ORDER BY ts DESC, event_id DESC LIMIT ?2",
+        "SELECT h.summary, h.path, h.ts, coalesce(e.session_id, '') FROM handoffs h
+         LEFT JOIN events e ON e.event_id = h.event_id
+         WHERE h.task_id = ?1 ORDER BY h.ts DESC, h.event_id DESC LIMIT ?2",
     )?;
     let handoffs = stmt
         .query_map(params![id, to_i64(handoffs)], |r| {
@@ -150,6 +180,7 @@ pub fn task_state(
                 summary: r.get(0)?,
                 path: r.get(1)?,
                 ts: r.get(2)?,
+                session: r.get(3)?,
             })
         })?
         .collect::<Result<Vec<_>, _>>()?;
@@ -164,6 +195,7 @@ pub fn task_state(
         edges,
         metadata,
         recent,
+        recent_by,
         obs_count,
         handoffs,
         claim,
@@ -346,7 +378,7 @@ pub fn timeline_page(
         Some(Value::from(types.to_vec()).to_string())
     };
     let mut stmt = conn.prepare_cached(
-        "SELECT seq, type, ts, data FROM events
+        "SELECT seq, type, ts, data, session_id FROM events
          WHERE task_id = ?1
            AND (?2 IS NULL OR type IN (SELECT value FROM json_each(?2)))
            AND (?3 IS NULL OR seq < ?3)
@@ -363,6 +395,7 @@ pub fn timeline_page(
                     event_type: r.get(1)?,
                     ts: r.get(2)?,
                     data: serde_json::from_str(&data).unwrap_or(Value::Null),
+                    session: r.get(4)?,
                 })
             },
         )?

@@ -39,8 +39,9 @@ pub struct Verification {
 
 /// The projection and fold-state tables a rebuild swaps in, parents first
 /// (emptied in reverse). Keep in step with [`CLEAR_PROJECTION`].
-const PROJECTION_TABLES: [&str; 10] = [
+const PROJECTION_TABLES: [&str; 11] = [
     "tasks",
+    "task_texts",
     "task_fold",
     "edges",
     "edge_state",
@@ -52,18 +53,23 @@ const PROJECTION_TABLES: [&str; 10] = [
     "view_state",
 ];
 
-/// The FTS5 shadow tables of `obs_fts` (external content: no content
-/// table). A rebuild copies them from the aside index, which it built once.
-const FTS_SHADOW_TABLES: [&str; 4] = [
+/// The FTS5 shadow tables of `obs_fts` and `task_fts` (external content:
+/// no content table). A rebuild copies them from the aside indexes, which
+/// it built once.
+const FTS_SHADOW_TABLES: [&str; 8] = [
     "obs_fts_data",
     "obs_fts_idx",
     "obs_fts_docsize",
     "obs_fts_config",
+    "task_fts_data",
+    "task_fts_idx",
+    "task_fts_docsize",
+    "task_fts_config",
 ];
 
 /// One SELECT per table, surrogate ids mapped to slugs, in a total order.
 /// Portable SQL: PostgreSQL's digest (`pg/rebuild.rs`) runs the same text.
-pub(crate) const DIGEST_QUERIES: [(&str, &str); 10] = [
+pub(crate) const DIGEST_QUERIES: [(&str, &str); 11] = [
     (
         "tasks",
         "SELECT t.slug, t.depot, p.slug, t.status, t.description, t.created_ts, t.updated_ts,
@@ -119,6 +125,12 @@ pub(crate) const DIGEST_QUERIES: [(&str, &str); 10] = [
     (
         "view_state",
         "SELECT name, query, present, ts, eid FROM view_state ORDER BY name",
+    ),
+    (
+        "task_texts",
+        "SELECT t.slug, x.name, x.name_ts, x.name_eid, x.description, x.description_ts,
+                x.description_eid
+         FROM task_texts x JOIN tasks t ON t.id = x.task_id ORDER BY t.slug",
     ),
 ];
 
@@ -181,20 +193,23 @@ pub(crate) fn digest_of(conn: &Connection) -> Result<String, StoreError> {
     Ok(hex(&h.finalize()))
 }
 
-/// True when the FTS index agrees with `observations`.
+/// True when the FTS indexes agree with `observations` and `task_texts`.
 fn fts_consistent(conn: &Connection) -> Result<bool, StoreError> {
-    match conn.execute(
+    for check in [
         "INSERT INTO obs_fts(obs_fts, rank) VALUES ('integrity-check', 1)",
-        [],
-    ) {
-        Ok(_) => Ok(true),
-        Err(rusqlite::Error::SqliteFailure(e, _))
-            if e.code == rusqlite::ErrorCode::DatabaseCorrupt =>
-        {
-            Ok(false)
+        "INSERT INTO task_fts(task_fts, rank) VALUES ('integrity-check', 1)",
+    ] {
+        match conn.execute(check, []) {
+            Ok(_) => {}
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseCorrupt =>
+            {
+                return Ok(false);
+            }
+            Err(e) => return Err(e.into()),
         }
-        Err(e) => Err(e.into()),
     }
+    Ok(true)
 }
 
 /// The comma-separated, quoted names of `table`'s stored columns in

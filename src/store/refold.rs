@@ -20,26 +20,32 @@ pub(crate) const CLEAR_PROJECTION: &str = "
     DELETE FROM task_fold;
     DELETE FROM named_views;
     DELETE FROM view_state;
+    DELETE FROM task_texts;
     UPDATE tasks SET parent_task_id = NULL;
     DELETE FROM tasks;
 ";
 
 /// Empties the projection and re-folds every event ordered by
-/// `(ts, event_id)`, then rebuilds the FTS index. Runs on `conn` inside the
-/// caller's transaction or savepoint.
+/// `(ts, event_id)`, then rebuilds the FTS indexes (`obs_fts`, `task_fts`).
+/// Runs on `conn` inside the caller's transaction or savepoint.
 pub(crate) fn rebuild_in(conn: &Connection) -> Result<(), StoreError> {
-    // Speed (spec/store.md "Write and rebuild speed"): clear the FTS index
-    // with 'delete-all', fold with the observation triggers dropped, then
-    // restore them (their own stored SQL) and build the index once.
+    // Speed (spec/store.md "Write and rebuild speed"): clear the FTS
+    // indexes with 'delete-all', fold with their triggers dropped, then
+    // restore them (their own stored SQL) and build each index once.
     let triggers: Vec<(String, String)> = conn
         .prepare(
             "SELECT name, sql FROM sqlite_master
-             WHERE type = 'trigger' AND tbl_name = 'observations' AND sql LIKE '%obs_fts%'
+             WHERE type = 'trigger'
+               AND ((tbl_name = 'observations' AND sql LIKE '%obs_fts%')
+                    OR (tbl_name = 'task_texts' AND sql LIKE '%task_fts%'))
              ORDER BY name",
         )?
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
-    conn.execute("INSERT INTO obs_fts(obs_fts) VALUES ('delete-all')", [])?;
+    conn.execute_batch(
+        "INSERT INTO obs_fts(obs_fts) VALUES ('delete-all');
+         INSERT INTO task_fts(task_fts) VALUES ('delete-all');",
+    )?;
     for (name, _) in &triggers {
         conn.execute_batch(&format!("DROP TRIGGER \"{}\"", name.replace('"', "\"\"")))?;
     }
@@ -48,7 +54,10 @@ pub(crate) fn rebuild_in(conn: &Connection) -> Result<(), StoreError> {
     for (_, sql) in &triggers {
         conn.execute_batch(sql)?;
     }
-    conn.execute("INSERT INTO obs_fts(obs_fts) VALUES ('rebuild')", [])?;
+    conn.execute_batch(
+        "INSERT INTO obs_fts(obs_fts) VALUES ('rebuild');
+         INSERT INTO task_fts(task_fts) VALUES ('rebuild');",
+    )?;
     Ok(())
 }
 

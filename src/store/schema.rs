@@ -16,8 +16,10 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// The schema version this build writes and expects (`schema_meta.version`).
 /// Version 2 added the counter columns of [`V2_COUNTERS`]; version 3 the
 /// claim register of [`V3_CLAIMS`]; version 4 the identifier parts of
-/// [`V4_PARTS`] (a search index of two columns, [`DDL_V4_SEARCH`]).
-pub const SCHEMA_VERSION: i64 = 4;
+/// [`V4_PARTS`] (a search index of two columns, [`DDL_V4_SEARCH`]);
+/// version 5 the task texts of [`DDL_V5_TASK_TEXTS`] (names and
+/// descriptions searchable, spec/tq.md §10).
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// The DDL of version 1: the log, the projection, its FTS index and the
 /// indexes the planner's SQL joins on. Idempotent (`IF NOT EXISTS`).
@@ -316,6 +318,51 @@ END;
 INSERT INTO obs_fts(obs_fts) VALUES ('rebuild');
 "#;
 
+/// Version 5's task texts (spec/tq.md §10: `(search …)` and `task_search`
+/// find a task by its name and description too; `store::texts`): one row
+/// per task that has a name or a description, with each register's stamp
+/// and the identifier parts of both (`parts`), and the FTS5 index
+/// `task_fts` over them (the same tokenizer and prefixes as `obs_fts`;
+/// BM25 weights name 10, description 10, parts 1), kept by triggers.
+/// Filled by refolding `task.create` and `task.update-description`
+/// (the migration's next step) with the triggers on. Idempotent.
+pub const DDL_V5_TASK_TEXTS: &str = r#"
+CREATE TABLE IF NOT EXISTS task_texts (
+    task_id         INTEGER PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE,
+    name            TEXT,
+    name_ts         INTEGER,
+    name_eid        TEXT,
+    description     TEXT,
+    description_ts  INTEGER,
+    description_eid TEXT,
+    parts           TEXT NOT NULL DEFAULT ''
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS task_fts USING fts5(
+    name,
+    description,
+    parts,
+    content = 'task_texts',
+    content_rowid = 'task_id',
+    tokenize = "unicode61 remove_diacritics 0 tokenchars '_:-.'",
+    prefix = '2 3'
+);
+INSERT INTO task_fts(task_fts, rank) VALUES ('rank', 'bm25(10.0, 10.0, 1.0)');
+CREATE TRIGGER IF NOT EXISTS task_texts_ai AFTER INSERT ON task_texts BEGIN
+    INSERT INTO task_fts(rowid, name, description, parts)
+    VALUES (new.task_id, new.name, new.description, new.parts);
+END;
+CREATE TRIGGER IF NOT EXISTS task_texts_ad AFTER DELETE ON task_texts BEGIN
+    INSERT INTO task_fts(task_fts, rowid, name, description, parts)
+    VALUES ('delete', old.task_id, old.name, old.description, old.parts);
+END;
+CREATE TRIGGER IF NOT EXISTS task_texts_au AFTER UPDATE ON task_texts BEGIN
+    INSERT INTO task_fts(task_fts, rowid, name, description, parts)
+    VALUES ('delete', old.task_id, old.name, old.description, old.parts);
+    INSERT INTO task_fts(rowid, name, description, parts)
+    VALUES (new.task_id, new.name, new.description, new.parts);
+END;
+"#;
+
 /// One step of a forward migration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -370,5 +417,12 @@ pub const MIGRATIONS: &[&[Step]] = &[
             columns: V4_PARTS,
         },
         Step::Reindex(DDL_V4_SEARCH),
+    ],
+    &[
+        Step::Sql(DDL_V5_TASK_TEXTS),
+        Step::Refold(&[
+            crate::store::event::types::TASK_CREATE,
+            crate::store::event::types::UPDATE_DESCRIPTION,
+        ]),
     ],
 ];

@@ -1,6 +1,7 @@
-//! Ranked full-text search over observations (seed 000 `task_search`,
-//! spec/mcp.md "Decisions beyond the seed"): the FTS5 sanitiser and the
-//! BM25-ranked query with snippets.
+//! Ranked full-text search (seed 000 `task_search`, spec/mcp.md
+//! "Decisions beyond the seed", spec/tq.md §10): the FTS5 sanitiser and
+//! the BM25-ranked query with snippets, over observations (handoffs
+//! included) and the tasks' own names and descriptions (schema version 5).
 
 use rusqlite::{Connection, params};
 
@@ -15,12 +16,17 @@ const RESERVED: [&str; 4] = ["AND", "OR", "NOT", "NEAR"];
 /// a call of `bm25()`, usable under an aggregate).
 pub const BM25: &str = "obs_fts.rank";
 
+/// The BM25 ranking of a `task_fts` match (a task's name and description;
+/// lower is better), as [`BM25`].
+pub const TASK_BM25: &str = "task_fts.rank";
+
 /// One ranked match.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchHit {
-    /// The slug of the task the observation is on.
+    /// The slug of the task the matching text belongs to.
     pub slug: String,
-    /// The observation's time, Unix seconds UTC.
+    /// The matching text's time, Unix seconds UTC: the observation's, or
+    /// for a task's own text the event that set the text shown.
     pub ts: i64,
     /// The snippet: up to 12 tokens around the match, matches in `[`brackets`]`,
     /// elisions as `…`.
@@ -68,10 +74,17 @@ pub fn sanitize(query: &str) -> Option<String> {
     }
 }
 
-/// Runs the sanitised MATCH expression `expr`, best BM25 rank first (ties:
-/// newest observation first), at most `limit` hits, optionally only on task
-/// `task` (bare slug). Errors: [`StoreError::Sqlite`] (an expression FTS5
-/// cannot parse is reported as such; [`sanitize`] never produces one).
+/// Runs the sanitised MATCH expression `expr` over every searchable text
+/// (spec/tq.md §10): each matching observation (handoffs included: a
+/// handoff folds to the observation `Handoff: SUMMARY → PATH`) is one hit,
+/// and a task whose own name and description match is one more
+/// (`task_fts`, `store::texts`). Best BM25 rank first (ties: newest
+/// first), at most `limit` hits, optionally only on task `task` (bare
+/// slug). An observation's snippet is FTS5's; a task text's is
+/// [`crate::store::texts::hit_snippet`] (the name or the description)
+/// and its time that text's. Errors: [`StoreError::Sqlite`] (an
+/// expression FTS5 cannot parse is reported as such; [`sanitize`] never
+/// produces one).
 pub fn search(
     conn: &Connection,
     expr: &str,
@@ -79,21 +92,49 @@ pub fn search(
     limit: usize,
 ) -> Result<Vec<SearchHit>, StoreError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT t.slug, o.ts, snippet(obs_fts, 0, '[', ']', '…', 12)
-         FROM obs_fts
-         JOIN observations o ON o.obs_id = obs_fts.rowid
-         JOIN tasks t ON t.id = o.task_id
-         WHERE obs_fts MATCH ?1 AND (?2 IS NULL OR t.slug = ?2)
-         ORDER BY obs_fts.rank, o.ts DESC, o.obs_id DESC
+        "SELECT slug, ts, snip, name, description, name_ts, description_ts FROM (
+             SELECT t.slug AS slug, o.ts AS ts, snippet(obs_fts, 0, '[', ']', '…', 12) AS snip,
+                    NULL AS name, NULL AS description, NULL AS name_ts,
+                    NULL AS description_ts, obs_fts.rank AS r, o.obs_id AS k
+             FROM obs_fts
+             JOIN observations o ON o.obs_id = obs_fts.rowid
+             JOIN tasks t ON t.id = o.task_id
+             WHERE obs_fts MATCH ?1 AND (?2 IS NULL OR t.slug = ?2)
+             UNION ALL
+             SELECT t.slug, coalesce(x.description_ts, x.name_ts), NULL, x.name, x.description,
+                    x.name_ts, x.description_ts, task_fts.rank, -x.task_id
+             FROM task_fts
+             JOIN task_texts x ON x.task_id = task_fts.rowid
+             JOIN tasks t ON t.id = x.task_id
+             WHERE task_fts MATCH ?1 AND (?2 IS NULL OR t.slug = ?2)
+         )
+         ORDER BY r, ts DESC, k DESC
          LIMIT ?3",
     )?;
     let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let terms = crate::store::pg::search::terms(expr);
     let rows = stmt
         .query_map(params![expr, task, limit], |r| {
+            let slug: String = r.get(0)?;
+            if let Some(snippet) = r.get::<_, Option<String>>(2)? {
+                return Ok(SearchHit {
+                    slug,
+                    ts: r.get(1)?,
+                    snippet,
+                });
+            }
+            let name: Option<String> = r.get(3)?;
+            let description: Option<String> = r.get(4)?;
+            let (field, snippet) =
+                crate::store::texts::hit_snippet(name.as_deref(), description.as_deref(), &terms);
+            let ts: Option<i64> = match field {
+                crate::store::texts::Field::Name => r.get(5)?,
+                crate::store::texts::Field::Description => r.get(6)?,
+            };
             Ok(SearchHit {
-                slug: r.get(0)?,
-                ts: r.get(1)?,
-                snippet: r.get(2)?,
+                slug,
+                ts: ts.unwrap_or(0),
+                snippet,
             })
         })?
         .collect::<Result<Vec<_>, _>>()?;

@@ -126,7 +126,7 @@ pub struct SearchArgs {
     #[schemars(with = "Option<i64>", range(min = 1, max = 50))]
     #[serde(default)]
     pub limit: Option<Value>,
-    /// Restrict the search to one task's observations.
+    /// Restrict the search to one task (its observations, handoffs, name and description).
     #[serde(default)]
     pub task_id: Option<String>,
 }

@@ -79,7 +79,12 @@ fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
     if !state.handoffs.is_empty() {
         out.push_str("\n  handoffs:");
         for h in &state.handoffs {
-            out.push_str(&format!("\n    - {} ({})", quote(&h.summary), h.path));
+            let by = crate::fence::byline(&h.session, Some(&super::render::minute(h.ts)));
+            out.push_str(&format!(
+                "\n    - {} ({}){by}",
+                quote(&h.summary),
+                h.path
+            ));
         }
     }
     let structure = Bootstrapped {

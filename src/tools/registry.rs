@@ -248,7 +248,7 @@ static TOOLS: [ToolSpec; 14] = [
         name: "task_search",
         capability: Capability::Read,
         summary: "Full-text search over observations.",
-        description: "Full-text, BM25-ranked search over observations — reach for it to find where something was noted before; identifiers and paths match literally and a trailing * is a prefix query. Returns task slugs with snippets.",
+        description: "Full-text, BM25-ranked search over observations, handoffs and task names and descriptions — reach for it to find where something was noted before; identifiers and paths match literally and a trailing * is a prefix query. Returns task slugs with snippets.",
         signature: "task_search(query, limit?, task_id?)",
         read_only: true,
         destructive: false,

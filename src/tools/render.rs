@@ -107,8 +107,14 @@ pub fn state_block(s: &TaskState, now: i64) -> String {
     }
     if !s.recent.is_empty() {
         out.push_str("\n  recent:");
-        for text in &s.recent {
-            out.push_str(&format!("\n    - {}", quote(&one_line(text, DIGEST_CHARS))));
+        for (i, text) in s.recent.iter().enumerate() {
+            let by = s.recent_by.get(i).map_or(String::new(), |w| {
+                crate::fence::byline(&w.session, Some(&minute(w.ts)))
+            });
+            out.push_str(&format!(
+                "\n    - {}{by}",
+                quote(&one_line(text, DIGEST_CHARS))
+            ));
         }
     }
     let shown = i64::try_from(s.recent.len()).unwrap_or(i64::MAX);

@@ -158,9 +158,24 @@ fn render_event(e: &EventRow, full: bool) -> String {
             t.to_string()
         }
     };
+    // Who wrote it (and when, where the line does not show it already),
+    // in fenced responses only (spec/tq.md §10).
+    let by = |when: Option<&str>| {
+        if written(&e.event_type) {
+            crate::fence::byline(&e.session, when)
+        } else {
+            String::new()
+        }
+    };
     if full {
         let body = body(e);
-        let mut out = format!("  {}  {}  ({} UTC)", e.seq, e.event_type, minute(e.ts));
+        let mut out = format!(
+            "  {}  {}  ({} UTC){}",
+            e.seq,
+            e.event_type,
+            minute(e.ts),
+            by(None)
+        );
         for line in body.lines() {
             out.push_str("\n    ");
             out.push_str(&shown(line));
@@ -172,7 +187,13 @@ fn render_event(e: &EventRow, full: bool) -> String {
             // Nothing to digest (a task.create without a description).
             format!("  {}  {}", e.seq, e.event_type)
         } else {
-            format!("  {}  {}  {}", e.seq, e.event_type, shown(&digest))
+            format!(
+                "  {}  {}  {}{}",
+                e.seq,
+                e.event_type,
+                shown(&digest),
+                by(Some(&minute(e.ts)))
+            )
         }
     }
 }

@@ -11,11 +11,12 @@ use postgres::{Row, Statement, Transaction};
 
 use super::connect::pg_err;
 use super::handle::Stmts;
-use super::search::tsvector_literal;
+use super::search::{tsvector_literal, tsvector_of};
 use crate::store::error::StoreError;
 use crate::store::event::nfc;
 use crate::store::fold::{Action, FoldInput, parse_action};
 use crate::store::model::{EdgeClass, EdgeType, Status};
+use crate::store::texts::{Field, Stamped, TaskTexts};
 
 /// An LWW stamp `(ts, event_id)`.
 #[derive(Debug, Clone, Copy)]
@@ -238,8 +239,12 @@ pub(crate) fn fold(tx: Tx<'_, '_, '_>, ev: &FoldInput<'_>) -> Result<(), StoreEr
         Action::Create {
             description,
             project_id,
+            name,
         } => {
             set_status(tx, subject, Status::Active, st)?;
+            if let Some(n) = name {
+                set_text(tx, subject, Field::Name, &n, st)?;
+            }
             if let Some(d) = description {
                 set_description(tx, subject, &d, st)?;
             }
@@ -382,6 +387,63 @@ fn set_description(
          WHERE id = $1 AND (description_ts IS NULL OR description_ts < $3
                             OR (description_ts = $3 AND description_eid < $4))",
         &[&task, &text, &st.ts, &st.eid],
+    )?;
+    set_text(tx, task, Field::Description, text, st)
+}
+
+/// Folds `text` into `task`'s `field` register in `task_texts`
+/// (`store::texts`: first name, last description) and re-indexes the row
+/// (`tsv`: [`tsvector_of`] of the name and the description), as SQLite's
+/// fold does.
+fn set_text(
+    tx: Tx<'_, '_, '_>,
+    task: i64,
+    field: Field,
+    text: &str,
+    st: Stamp<'_>,
+) -> Result<(), StoreError> {
+    let row = tx
+        .opt(
+            "SELECT name, name_ts, name_eid, description, description_ts, description_eid
+             FROM task_texts WHERE task_id = $1",
+            &[&task],
+        )
+        .map_err(pg_err)?;
+    let mut cur = TaskTexts::default();
+    if let Some(r) = row {
+        let reg = |i: usize| -> Option<Stamped> {
+            match (r.get(i), r.get(i + 1), r.get(i + 2)) {
+                (Some(text), Some(ts), Some(eid)) => Some(Stamped { text, ts, eid }),
+                _ => None,
+            }
+        };
+        cur.name = reg(0);
+        cur.description = reg(3);
+    }
+    if !cur.apply(field, text, st.ts, st.eid) {
+        return Ok(());
+    }
+    let tsv = tsvector_of(&[cur.name_text(), cur.description_text()]);
+    let (n, d) = (cur.name.as_ref(), cur.description.as_ref());
+    exec(
+        tx,
+        "INSERT INTO task_texts(task_id, name, name_ts, name_eid, description, description_ts,
+                                description_eid, tsv)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text::tsvector)
+         ON CONFLICT (task_id) DO UPDATE SET name = excluded.name, name_ts = excluded.name_ts,
+             name_eid = excluded.name_eid, description = excluded.description,
+             description_ts = excluded.description_ts, description_eid = excluded.description_eid,
+             tsv = excluded.tsv",
+        &[
+            &task,
+            &n.map(|s| s.text.as_str()),
+            &n.map(|s| s.ts),
+            &n.map(|s| s.eid.as_str()),
+            &d.map(|s| s.text.as_str()),
+            &d.map(|s| s.ts),
+            &d.map(|s| s.eid.as_str()),
+            &tsv,
+        ],
     )?;
     Ok(())
 }

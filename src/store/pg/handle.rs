@@ -124,6 +124,10 @@ impl PgStore {
                     tx.execute(&st, &[&tsv, &id]).map_err(pg_err)?;
                 }
             }
+            if (1..5).contains(&found) {
+                // Version 5 indexes names and descriptions (`task_texts`).
+                super::backfill::task_texts(&mut tx)?;
+            }
             tx.batch_execute(super::case_fold::functions_ddl())
                 .map_err(pg_err)?;
             tx.execute(

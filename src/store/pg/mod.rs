@@ -7,12 +7,14 @@
 //! Layers (docs/architecture.md), each importing only those below:
 //! 1. `schema`, `target` (URL, schema, TLS mode, password source),
 //!    `case_fold` (the SQL functions TQ's statements call);
-//! 2. `connect`, `handle` ([`PgStore`], opening and migrating);
+//! 2. `connect`, `handle` ([`PgStore`], opening and migrating),
+//!    `backfill` (what a migration fills from the stored events);
 //! 3. `fold`;
 //! 4. `write` (THE write boundary on this engine);
 //! 5. `rebuild` (refold, verify, digest), `push`.
 
 mod agents;
+mod backfill;
 pub mod case_fold;
 pub mod changes;
 pub mod connect;

@@ -9,8 +9,9 @@ use super::connect::pg_err;
 use super::handle::PgStore;
 use super::search::{snippet, terms, tsquery_of};
 use crate::store::error::StoreError;
-use crate::store::read::{EventRow, HandoffRow, OpenTask, TaskState};
+use crate::store::read::{EventRow, HandoffRow, OpenTask, TaskState, Written};
 use crate::store::search::SearchHit;
+use crate::store::texts::{Field, hit_snippet};
 use crate::store::slug::{self, strip_depot};
 
 fn to_i64(n: usize) -> i64 {
@@ -72,15 +73,25 @@ impl PgStore {
             &mut c,
             "SELECT key, value FROM task_metadata WHERE task_id = $1 ORDER BY key",
         )?;
-        let recent: Vec<String> = c
+        let (recent, recent_by): (Vec<String>, Vec<Written>) = c
             .query(
-                "SELECT text FROM observations WHERE task_id = $1 ORDER BY ts DESC, obs_id DESC LIMIT $2",
+                "SELECT o.text, o.ts, coalesce(e.session_id, '') FROM observations o
+                 LEFT JOIN events e ON e.event_id = o.event_id
+                 WHERE o.task_id = $1 ORDER BY o.ts DESC, o.obs_id DESC LIMIT $2",
                 &[&id, &to_i64(recent)],
             )
             .map_err(pg_err)?
             .iter()
-            .map(|r| r.get(0))
-            .collect();
+            .map(|r| {
+                (
+                    r.get(0),
+                    Written {
+                        ts: r.get(1),
+                        session: r.get(2),
+                    },
+                )
+            })
+            .unzip();
         let obs_count: i64 = c
             .query_one(
                 "SELECT count(*) FROM observations WHERE task_id = $1",
@@ -90,8 +101,9 @@ impl PgStore {
             .get(0);
         let handoffs = c
             .query(
-                "SELECT summary, path, ts FROM handoffs WHERE task_id = $1
-                 ORDER BY ts DESC, event_id DESC LIMIT $2",
+                "SELECT h.summary, h.path, h.ts, coalesce(e.session_id, '') FROM handoffs h
+                 LEFT JOIN events e ON e.event_id = h.event_id
+                 WHERE h.task_id = $1 ORDER BY h.ts DESC, h.event_id DESC LIMIT $2",
                 &[&id, &to_i64(handoffs)],
             )
             .map_err(pg_err)?
@@ -100,6 +112,7 @@ impl PgStore {
                 summary: r.get(0),
                 path: r.get(1),
                 ts: r.get(2),
+                session: r.get(3),
             })
             .collect();
         drop(c);
@@ -114,6 +127,7 @@ impl PgStore {
             edges,
             metadata,
             recent,
+            recent_by,
             obs_count,
             handoffs,
             claim,
@@ -258,7 +272,7 @@ impl PgStore {
         Ok(self
             .client()
             .query(
-                "SELECT seq, type, ts, data FROM events
+                "SELECT seq, type, ts, data, session_id FROM events
                  WHERE task_id = $1
                    AND ($2::text[] IS NULL OR type = ANY($2::text[]))
                    AND ($3::bigint IS NULL OR seq < $3)
@@ -273,6 +287,7 @@ impl PgStore {
                 event_type: r.get(1),
                 ts: r.get(2),
                 data: serde_json::from_str(r.get(3)).unwrap_or(Value::Null),
+                session: r.get(4),
             })
             .collect())
     }
@@ -304,9 +319,11 @@ impl PgStore {
 
     /// [`crate::store::search::search`] on PostgreSQL: the sanitised
     /// expression `expr` as a `tsquery` over cairn's own tokens
-    /// (`pg/search.rs`), best `ts_rank` first (ties: newest first), at
-    /// most `limit` hits, optionally only on task `task`; snippets cut in
-    /// Rust. Errors: [`StoreError::Postgres`].
+    /// (`pg/search.rs`) on the observations and on the tasks' own texts
+    /// (`task_texts`), best `ts_rank` first (ties: newest first), at most
+    /// `limit` hits, optionally only on task `task`; snippets cut in Rust
+    /// (a task text's: [`crate::store::texts::hit_snippet`]).
+    /// Errors: [`StoreError::Postgres`].
     pub fn search(
         &self,
         expr: &str,
@@ -320,20 +337,45 @@ impl PgStore {
         let rows = self
             .client()
             .query(
-                "SELECT t.slug, o.ts, o.text
-                 FROM observations o JOIN tasks t ON t.id = o.task_id
-                 WHERE o.tsv @@ $1::text::tsquery AND ($2::text IS NULL OR t.slug = $2)
-                 ORDER BY ts_rank(o.tsv, $1::text::tsquery) DESC, o.ts DESC, o.obs_id DESC
+                "SELECT slug, ts, body, name, description, name_ts, description_ts FROM (
+                     SELECT t.slug AS slug, o.ts AS ts, o.text AS body,
+                            NULL::text AS name, NULL::text AS description,
+                            NULL::bigint AS name_ts, NULL::bigint AS description_ts,
+                            ts_rank(o.tsv, $1::text::tsquery) AS r, o.obs_id AS k
+                     FROM observations o JOIN tasks t ON t.id = o.task_id
+                     WHERE o.tsv @@ $1::text::tsquery AND ($2::text IS NULL OR t.slug = $2)
+                     UNION ALL
+                     SELECT t.slug, coalesce(x.description_ts, x.name_ts), NULL, x.name,
+                            x.description, x.name_ts, x.description_ts,
+                            ts_rank(x.tsv, $1::text::tsquery), -x.task_id
+                     FROM task_texts x JOIN tasks t ON t.id = x.task_id
+                     WHERE x.tsv @@ $1::text::tsquery AND ($2::text IS NULL OR t.slug = $2)
+                 ) s
+                 ORDER BY r DESC, ts DESC, k DESC
                  LIMIT $3",
                 &[&q, &task, &to_i64(limit)],
             )
             .map_err(pg_err)?;
         Ok(rows
             .iter()
-            .map(|r| SearchHit {
-                slug: r.get(0),
-                ts: r.get(1),
-                snippet: snippet(r.get(2), &terms),
+            .map(|r| match r.get::<_, Option<&str>>(2) {
+                Some(body) => SearchHit {
+                    slug: r.get(0),
+                    ts: r.get(1),
+                    snippet: snippet(body, &terms),
+                },
+                None => {
+                    let (field, snip) = hit_snippet(r.get(3), r.get(4), &terms);
+                    let ts: Option<i64> = match field {
+                        Field::Name => r.get(5),
+                        Field::Description => r.get(6),
+                    };
+                    SearchHit {
+                        slug: r.get(0),
+                        ts: ts.unwrap_or(0),
+                        snippet: snip,
+                    }
+                }
             })
             .collect())
     }

@@ -59,7 +59,7 @@ pub(crate) fn refold_in(cx: &mut Cx<'_, '_>) -> Result<usize, TxError> {
             "DELETE FROM observations; DELETE FROM handoffs; DELETE FROM task_metadata;
          DELETE FROM edges; DELETE FROM edge_state; DELETE FROM sever_state;
          DELETE FROM task_fold; DELETE FROM named_views; DELETE FROM view_state;
-         UPDATE tasks SET parent_task_id = NULL; DELETE FROM tasks;",
+         DELETE FROM task_texts; UPDATE tasks SET parent_task_id = NULL; DELETE FROM tasks;",
         )
         .map_err(tx_err)?;
     let splits = cx

@@ -10,7 +10,9 @@
 //! - no triggers: the counter columns are kept by the PostgreSQL fold itself
 //!   (`pg/fold.rs`), and `edge_count` is a STORED generated column;
 //! - the search index is a `tsvector` column with a GIN index instead of
-//!   FTS5, filled by the fold with cairn's own tokens (`pg/search.rs`).
+//!   FTS5 (`observations.tsv`, `task_texts.tsv`), filled by the fold with
+//!   cairn's own tokens (`pg/search.rs`); `task_texts` has no `parts`
+//!   column (the parts are in its `tsv`).
 //!
 //! The version stamp is `schema_meta.version`, as on SQLite; [`SCHEMA_VERSION`]
 //! is the same number, so both engines hold the same projection at a version.
@@ -98,6 +100,20 @@ CREATE TABLE IF NOT EXISTS observations (
 );
 CREATE INDEX IF NOT EXISTS observations_task ON observations(task_id, ts);
 CREATE INDEX IF NOT EXISTS observations_tsv ON observations USING GIN (tsv);
+
+-- A task's searchable texts (schema version 5, `store::texts`): the
+-- name and description registers with their stamps, indexed in `tsv`.
+CREATE TABLE IF NOT EXISTS task_texts (
+    task_id         BIGINT PRIMARY KEY REFERENCES tasks(id) ON DELETE CASCADE,
+    name            TEXT COLLATE "C",
+    name_ts         BIGINT,
+    name_eid        TEXT COLLATE "C",
+    description     TEXT COLLATE "C",
+    description_ts  BIGINT,
+    description_eid TEXT COLLATE "C",
+    tsv             tsvector NOT NULL DEFAULT ''::tsvector
+);
+CREATE INDEX IF NOT EXISTS task_texts_tsv ON task_texts USING GIN (tsv);
 
 CREATE TABLE IF NOT EXISTS handoffs (
     task_id  BIGINT NOT NULL REFERENCES tasks(id) ON DELETE CASCADE,

@@ -86,16 +86,36 @@ fn lexeme(tok: &str) -> String {
 /// at weight `A`, then (from two positions past the last token, so no
 /// phrase spans the two, as SQLite's two columns) the identifier parts of
 /// `store::parts` at weight `D`: `ts_rank` counts a whole match ten times
-/// a part's.
+/// a part's. [`tsvector_of`] of the one text.
 pub fn tsvector_literal(text: &str) -> String {
-    let toks: Vec<String> = tokens(text).into_iter().map(|t| t.2).collect();
-    let parts = identifier_parts(toks.iter().map(String::as_str));
-    let n = toks.len();
+    tsvector_of(&[text])
+}
+
+/// The `tsvector` literal of several texts indexed as one document (a
+/// task's name and description, `store::texts`, as SQLite's `task_fts`
+/// row of columns): each text's tokens at weight `A`, each text starting
+/// two positions past the previous one's last token (no phrase spans two
+/// texts, as no FTS5 phrase spans two columns), then the identifier parts
+/// of all their tokens, in order, at weight `D`, after the same gap.
+pub fn tsvector_of(texts: &[&str]) -> String {
+    let mut toks: Vec<(usize, String)> = Vec::new();
+    let mut pos = 1;
+    for text in texts {
+        let mut any = false;
+        for t in tokens(text) {
+            toks.push((pos, t.2));
+            pos += 1;
+            any = true;
+        }
+        if any {
+            pos += 1;
+        }
+    }
+    let parts = identifier_parts(toks.iter().map(|t| t.1.as_str()));
     let weighted = toks
         .iter()
-        .enumerate()
-        .map(|(i, t)| (i + 1, t, "A"))
-        .chain(parts.iter().enumerate().map(|(i, t)| (n + 2 + i, t, "")));
+        .map(|(p, t)| (*p, t, "A"))
+        .chain(parts.iter().enumerate().map(|(i, t)| (pos + i, t, "")));
     let mut out = String::new();
     for (pos, tok, weight) in weighted {
         let entry = format!("{}:{}{weight}", lexeme(tok), pos.min(16_383));
@@ -194,7 +214,12 @@ pub fn tsquery_of(terms: &[Term]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" & "))
 }
 
-/// True when token `tok` matches some token of `terms`.
+/// True when token `tok` (lowercased) matches some token of `terms` (a
+/// trailing `*` term by prefix): what [`snippet`] brackets.
+pub fn token_matches(tok: &str, terms: &[Term]) -> bool {
+    matches(tok, terms)
+}
+
 fn matches(tok: &str, terms: &[Term]) -> bool {
     terms.iter().any(|t| {
         let n = t.tokens.len();
@@ -270,6 +295,11 @@ mod tests {
             "'it':1A 's':2A 'a':3A 'b':4A"
         );
         assert_eq!(tsvector_literal("see a.b"), "'see':1A 'a.b':2A 'a':4 'b':5");
+        assert_eq!(tsvector_literal(""), "");
+        assert_eq!(
+            tsvector_of(&["fix a.b", "", "it"]),
+            "'fix':1A 'a.b':2A 'it':4A 'a':6 'b':7"
+        );
         let q = tsquery_of(&terms("\"it's\" pre* \"say\"\"hi\"\"\"")).unwrap();
         assert_eq!(q, "('it' <-> 's') & ('pre':*) & ('say' <-> 'hi')");
     }

@@ -41,7 +41,7 @@ pub(super) static FORMS: &[FormEntry] = &[
     form("current", C::Source, None, &[], "(current)", Op::Current, "The session's current task."),
     form("mine", C::Source, None, &[], "(mine)", Op::Mine, "The tasks this agent holds a live claim on."),
     form("node", C::Source, None, &[Arg::LitStr], "(node \"substr\")", Op::Node, "Tasks whose slug contains the substring, case-insensitive; reserved nodes included."),
-    form("search", C::Source, None, &[Arg::LitStr], "(search \"text\")", Op::Search, "Tasks with an observation matching the text (task_search's rules), most relevant first; sets :relevance."),
+    form("search", C::Source, None, &[Arg::LitStr], "(search \"text\")", Op::Search, "Tasks whose name, description, observations or handoffs match the text (task_search's rules), most relevant first; sets :relevance."),
     form("query", C::Source, None, &[Arg::LitStr], "(query \"name\")", Op::View, "The tasks of a named view (built-in or user-defined)."),
     form("schema", C::Source, None, &[], "(schema)", Op::Schema, "Every source, step, predicate and write form as rows."),
     form("views", C::Source, None, &[], "(views)", Op::Views, "The named views as rows, built-in and user."),

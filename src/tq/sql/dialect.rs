@@ -70,9 +70,10 @@ pub trait Dialect: Sync {
     /// then this engine's spelling); `None` when nothing usable remains
     /// (the search matches no task).
     fn search_query(&self, text: &str) -> Option<String>;
-    /// The body of a search's hit relation `(id, rel)`: each task with an
-    /// observation matching the bound index query `q` (a placeholder) and
-    /// its relevance, the best of its observations' (a real, higher is
+    /// The body of a search's hit relation `(id, rel)`: each task whose
+    /// name and description, or one of whose observations (handoffs
+    /// included), match the bound index query `q` (a placeholder), with
+    /// its relevance, the best of those matches' (a real, higher is
     /// better); one row per task.
     fn search_hits(&self, q: &str) -> String;
     /// A NULL real (`:relevance` in a query without a search).
@@ -179,12 +180,14 @@ impl Dialect for Sqlite {
         crate::store::search::sanitize(text)
     }
 
-    /// FTS5's MATCH on `obs_fts`, relevance the negated `bm25` (the same
-    /// weights as `task_search`'s ranking).
+    /// FTS5's MATCH on `obs_fts` (observations, handoffs) and on
+    /// `task_fts` (names, descriptions), relevance the negated `bm25` (the
+    /// same weights as `task_search`'s ranking), the best per task.
     fn search_hits(&self, q: &str) -> String {
         format!(
-            "SELECT o.task_id, max(-{}) FROM obs_fts JOIN observations o ON o.obs_id = obs_fts.rowid WHERE obs_fts MATCH {q} GROUP BY o.task_id",
-            crate::store::search::BM25
+            "SELECT s.task_id, max(s.rel) FROM (SELECT o.task_id AS task_id, -{} AS rel FROM obs_fts JOIN observations o ON o.obs_id = obs_fts.rowid WHERE obs_fts MATCH {q} UNION ALL SELECT task_fts.rowid, -{} FROM task_fts WHERE task_fts MATCH {q}) s GROUP BY s.task_id",
+            crate::store::search::BM25,
+            crate::store::search::TASK_BM25
         )
     }
 

@@ -139,11 +139,14 @@ impl Dialect for Postgres {
         tsquery_of(&terms(&expr))
     }
 
-    /// The GIN index on `observations.tsv`, relevance `ts_rank`.
+    /// The GIN indexes on `observations.tsv` and `task_texts.tsv` (names,
+    /// descriptions), relevance `ts_rank`, the best per task.
     fn search_hits(&self, q: &str) -> String {
+        let tq = format!("({q})::tsquery");
         format!(
-            "SELECT o.task_id, max({}) FROM observations o WHERE o.tsv @@ ({q})::tsquery GROUP BY o.task_id",
-            crate::store::pg::search::rank_expr("o.tsv", &format!("({q})::tsquery"))
+            "SELECT s.task_id, max(s.rel) FROM (SELECT o.task_id AS task_id, {} AS rel FROM observations o WHERE o.tsv @@ {tq} UNION ALL SELECT x.task_id, {} FROM task_texts x WHERE x.tsv @@ {tq}) s GROUP BY s.task_id",
+            crate::store::pg::search::rank_expr("o.tsv", &tq),
+            crate::store::pg::search::rank_expr("x.tsv", &tq)
         )
     }
 
