@@ -179,7 +179,7 @@ fn servers_starting_at_once_migrate_once() {
         })
         .collect();
     for h in handles {
-        assert_eq!(h.join().unwrap().unwrap(), 4);
+        assert_eq!(h.join().unwrap().unwrap(), 5);
     }
 }
 

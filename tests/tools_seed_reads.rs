@@ -72,10 +72,12 @@ fn task_search_rows_and_prefix() {
         "observe",
         json!({"text": "tokenizer splits depends-on wrongly", "task_id": TOKEN}),
     );
+    // The task's own name matches too (spec/tq.md §10, issue 26): its row
+    // shows the name, ranked above the longer note.
     assert_eq!(
         fx.ok("task_search", json!({"query": "prefix query*"})),
         format!(
-            "1. [{PREFIX}]  (2026-06-22)\n    [prefix] queries need a [query] parser change in src/search.rs:45-78"
+            "1. [{PREFIX}]  (2026-06-22)\n    add [prefix] [query] support\n2. [{PREFIX}]  (2026-06-22)\n    [prefix] queries need a [query] parser change in src/search.rs:45-78"
         )
     );
     assert_eq!(
@@ -502,10 +504,11 @@ fn handoff_is_searchable_as_an_observation() {
         "handoff",
         json!({"summary": "tokenizer fix is next", "path": "notes/next.md"}),
     );
+    // The task named "tokenizer fix" matches by its name (issue 26).
     assert_eq!(
         fx.ok("task_search", json!({"query": "tokenizer"})),
         format!(
-            "1. [{PREFIX}]  (2026-06-22)\n    Handoff: [tokenizer] fix is next → notes/next.md"
+            "1. [{TOKEN}]  (2026-06-22)\n    [tokenizer] fix\n2. [{PREFIX}]  (2026-06-22)\n    Handoff: [tokenizer] fix is next → notes/next.md"
         )
     );
     assert_eq!(
