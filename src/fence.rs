@@ -100,7 +100,11 @@ pub fn byline(who: &str, when: Option<&str>) -> String {
         return String::new();
     }
     let who: String = who.chars().filter(|c| !c.is_control()).collect();
-    let who = if who.is_empty() { "unknown" } else { who.as_str() };
+    let who = if who.is_empty() {
+        "unknown"
+    } else {
+        who.as_str()
+    };
     match when {
         Some(w) => format!(" — by session {who}, {w} UTC"),
         None => format!(" — by session {who}"),

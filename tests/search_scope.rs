@@ -37,7 +37,9 @@ fn store() -> (tempfile::TempDir, Store) {
 }
 
 fn rows(hits: Vec<SearchHit>) -> Vec<(String, i64, String)> {
-    hits.into_iter().map(|h| (h.slug, h.ts, h.snippet)).collect()
+    hits.into_iter()
+        .map(|h| (h.slug, h.ts, h.snippet))
+        .collect()
 }
 
 fn row(slug: &str, ts: i64, snippet: &str) -> (String, i64, String) {
@@ -52,21 +54,34 @@ fn cases() -> Vec<(&'static str, Vec<(String, i64, String)>)> {
         ("flaky", vec![row(FLAKY, 101, "fix [flaky] test")]),
         ("ranking", vec![row(RANK, 100, "tune search [ranking]")]),
         // The current description (its time: the edit's).
-        ("settled", vec![row(RANK, 105, "weights [settled], see lib.rs")]),
+        (
+            "settled",
+            vec![row(RANK, 105, "weights [settled], see lib.rs")],
+        ),
         // An identifier in the description, and a part of it (no token
         // of the text is `lib`: nothing bracketed).
-        ("lib.rs", vec![row(RANK, 105, "weights settled, see [lib.rs]")]),
+        (
+            "lib.rs",
+            vec![row(RANK, 105, "weights settled, see [lib.rs]")],
+        ),
         ("lib", vec![row(RANK, 105, "weights settled, see lib.rs")]),
         // The old description is no longer indexed.
         ("bm25", vec![]),
         ("file.rs", vec![]),
         // Terms from the name and the description together.
-        ("tune settled", vec![row(RANK, 100, "[tune] search ranking")]),
+        (
+            "tune settled",
+            vec![row(RANK, 100, "[tune] search ranking")],
+        ),
         // An observation and a handoff, as before.
         ("ci.yml", vec![row(FLAKY, 102, "retry loop in [ci.yml]")]),
         (
             "tokenizer",
-            vec![row(PARSER, 104, "Handoff: [tokenizer] fix is next → notes/x.md")],
+            vec![row(
+                PARSER,
+                104,
+                "Handoff: [tokenizer] fix is next → notes/x.md",
+            )],
         ),
         // Terms from the name and an observation are two texts: no match.
         ("flaky retry", vec![]),
@@ -102,11 +117,23 @@ fn names_descriptions_observations_and_handoffs_are_found() {
     });
     for (q, want) in cases() {
         let expr = sanitize(q).unwrap();
-        assert_eq!(rows(search(s.conn(), &expr, None, 50).unwrap()), want, "task_search {q:?}");
+        assert_eq!(
+            rows(search(s.conn(), &expr, None, 50).unwrap()),
+            want,
+            "task_search {q:?}"
+        );
         let tq = format!("(-> (search \"{q}\") (:sort :slug :asc) (:ids))");
-        assert_eq!(engine.run(&s, &session, &tq, Surface::Read).unwrap(), ids_text(&want), "{tq}");
+        assert_eq!(
+            engine.run(&s, &session, &tq, Surface::Read).unwrap(),
+            ids_text(&want),
+            "{tq}"
+        );
         if let Some(p) = &p {
-            assert_eq!(rows(p.search(&expr, None, 50).unwrap()), want, "PostgreSQL task_search {q:?}");
+            assert_eq!(
+                rows(p.search(&expr, None, 50).unwrap()),
+                want,
+                "PostgreSQL task_search {q:?}"
+            );
             assert_eq!(
                 engine.run_pg(p, &session, &tq, Surface::Read).unwrap(),
                 ids_text(&want),
@@ -123,7 +150,11 @@ fn names_descriptions_observations_and_handoffs_are_found() {
     );
     assert_eq!(
         rows(search(s.conn(), &expr, Some(PARSER), 50).unwrap()),
-        vec![row(PARSER, 104, "Handoff: tokenizer [fix] is next → notes/x.md")]
+        vec![row(
+            PARSER,
+            104,
+            "Handoff: tokenizer [fix] is next → notes/x.md"
+        )]
     );
     // Rebuild and verify keep the digest; both engines hold the same one.
     let before = s.digest().unwrap();

@@ -110,7 +110,11 @@ pub fn create_name(data: &serde_json::Value) -> Option<String> {
 /// match of an identifier part only) the description, or the name when
 /// there is no description. Returns which text and its snippet (the
 /// observation snippet's rules: [`crate::store::pg::search::snippet`]).
-pub fn hit_snippet(name: Option<&str>, description: Option<&str>, terms: &[Term]) -> (Field, String) {
+pub fn hit_snippet(
+    name: Option<&str>,
+    description: Option<&str>,
+    terms: &[Term],
+) -> (Field, String) {
     let name = name.unwrap_or("");
     let description = description.unwrap_or("");
     let has = |t: &str| marks(t, terms);

@@ -80,11 +80,7 @@ fn bootstrap_line(ctx: &mut ToolCtx<'_>, a: TaskIdArgs) -> Done {
         out.push_str("\n  handoffs:");
         for h in &state.handoffs {
             let by = crate::fence::byline(&h.session, Some(&super::render::minute(h.ts)));
-            out.push_str(&format!(
-                "\n    - {} ({}){by}",
-                quote(&h.summary),
-                h.path
-            ));
+            out.push_str(&format!("\n    - {} ({}){by}", quote(&h.summary), h.path));
         }
     }
     let structure = Bootstrapped {

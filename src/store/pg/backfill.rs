@@ -54,9 +54,12 @@ fn moved_keys(tx: &mut Transaction<'_>) -> Result<HashMap<String, (String, Strin
 /// True when a `task.create`'s data folds (its `description` and
 /// `project_id` absent, null or strings; `store::fold::parse_action`).
 fn folds(data: &Value) -> bool {
-    ["description", "project_id"]
-        .iter()
-        .all(|k| matches!(data.get(*k), None | Some(Value::Null) | Some(Value::String(_))))
+    ["description", "project_id"].iter().all(|k| {
+        matches!(
+            data.get(*k),
+            None | Some(Value::Null) | Some(Value::String(_))
+        )
+    })
 }
 
 /// Fills `task_texts` (emptied first) from the stored events and `tasks`,

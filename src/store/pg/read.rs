@@ -11,8 +11,8 @@ use super::search::{snippet, terms, tsquery_of};
 use crate::store::error::StoreError;
 use crate::store::read::{EventRow, HandoffRow, OpenTask, TaskState, Written};
 use crate::store::search::SearchHit;
-use crate::store::texts::{Field, hit_snippet};
 use crate::store::slug::{self, strip_depot};
+use crate::store::texts::{Field, hit_snippet};
 
 fn to_i64(n: usize) -> i64 {
     i64::try_from(n).unwrap_or(i64::MAX)
