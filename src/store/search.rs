@@ -77,8 +77,9 @@ pub fn sanitize(query: &str) -> Option<String> {
 /// Runs the sanitised MATCH expression `expr` over every searchable text
 /// (spec/tq.md §10): each matching observation (handoffs included: a
 /// handoff folds to the observation `Handoff: SUMMARY → PATH`) is one hit,
-/// and a task whose own name and description match is one more
-/// (`task_fts`, `store::texts`). Best BM25 rank first (ties: newest
+/// and a task whose own name and description match is one hit when none
+/// of its observations matches (`task_fts`, `store::texts`; the set of
+/// tasks is the same either way, and the seed's rows stay exact). Best BM25 rank first (ties: newest
 /// first), at most `limit` hits, optionally only on task `task` (bare
 /// slug). An observation's snippet is FTS5's; a task text's is
 /// [`crate::store::texts::hit_snippet`] (the name or the description)
@@ -92,14 +93,19 @@ pub fn search(
     limit: usize,
 ) -> Result<Vec<SearchHit>, StoreError> {
     let mut stmt = conn.prepare_cached(
-        "SELECT slug, ts, snip, name, description, name_ts, description_ts FROM (
-             SELECT t.slug AS slug, o.ts AS ts, snippet(obs_fts, 0, '[', ']', '…', 12) AS snip,
-                    NULL AS name, NULL AS description, NULL AS name_ts,
-                    NULL AS description_ts, obs_fts.rank AS r, o.obs_id AS k
+        "WITH oh AS (
+             SELECT o.task_id AS task_id, t.slug AS slug, o.ts AS ts,
+                    snippet(obs_fts, 0, '[', ']', '…', 12) AS snip,
+                    obs_fts.rank AS r, o.obs_id AS k
              FROM obs_fts
              JOIN observations o ON o.obs_id = obs_fts.rowid
              JOIN tasks t ON t.id = o.task_id
              WHERE obs_fts MATCH ?1 AND (?2 IS NULL OR t.slug = ?2)
+         )
+         SELECT slug, ts, snip, name, description, name_ts, description_ts FROM (
+             SELECT slug, ts, snip, NULL AS name, NULL AS description, NULL AS name_ts,
+                    NULL AS description_ts, r, k
+             FROM oh
              UNION ALL
              SELECT t.slug, coalesce(x.description_ts, x.name_ts), NULL, x.name, x.description,
                     x.name_ts, x.description_ts, task_fts.rank, -x.task_id
@@ -107,6 +113,7 @@ pub fn search(
              JOIN task_texts x ON x.task_id = task_fts.rowid
              JOIN tasks t ON t.id = x.task_id
              WHERE task_fts MATCH ?1 AND (?2 IS NULL OR t.slug = ?2)
+               AND x.task_id NOT IN (SELECT task_id FROM oh)
          )
          ORDER BY r, ts DESC, k DESC
          LIMIT ?3",

@@ -62,7 +62,10 @@ def unfence(text):
     if not nonce or lines[-1] != f"END-{nonce}":
         return text
     FENCED.append((nonce, text))
-    body = "\n".join(lines[1:-1]).replace("«", "").replace("»", "")
+    # Drop the bylines (` — by session S, YYYY-MM-DD HH:MM UTC`, outside
+    # the quotes: docs/mcp.md "Who wrote it and when").
+    body = "\n".join(re.sub(r" — by session [^»\n]*$", "", l) for l in lines[1:-1])
+    body = body.replace("«", "").replace("»", "")
     return re.sub(r"\\u\{([0-9a-f]+)\}", lambda m: chr(int(m.group(1), 16)), body)
 
 

@@ -37,10 +37,20 @@ pub async fn call_tool<H: ClientHandler>(
     (unfence(&text), res.is_error == Some(true))
 }
 
+/// `line` without its fenced byline (` — by session S, YYYY-MM-DD HH:MM
+/// UTC` or ` — by session S` at the end; docs/mcp.md "Who wrote it and
+/// when"), so the seed's strings can be compared.
+fn without_byline(line: &str) -> &str {
+    match line.rfind(" — by session ") {
+        Some(at) if !line[at..].contains('»') => &line[..at],
+        _ => line,
+    }
+}
+
 /// A fenced tool text (HTTP fences by default; docs/mcp.md "Fenced text")
 /// read back as the unfenced one, so the seed's strings can be compared
 /// over either transport: the `NOTE-<nonce>` and `END-<nonce>` lines
-/// dropped, `«` `»` removed, `\u{hex}` escapes decoded. Any other text is
+/// dropped, bylines dropped, `«` `»` removed, `\u{hex}` escapes decoded. Any other text is
 /// returned as it is. (`tests/mcp_fence.rs` checks the fenced form itself.)
 pub fn unfence(text: &str) -> String {
     let Some(first) = text.strip_prefix("NOTE-") else {
@@ -51,7 +61,11 @@ pub fn unfence(text: &str) -> String {
     if nonce.is_empty() || lines.last() != Some(&format!("END-{nonce}").as_str()) {
         return text.to_string();
     }
-    let body = lines[1..lines.len() - 1].join("\n");
+    let body = lines[1..lines.len() - 1]
+        .iter()
+        .map(|l| without_byline(l))
+        .collect::<Vec<_>>()
+        .join("\n");
     let mut out = String::with_capacity(body.len());
     let mut rest = body.as_str();
     while let Some(c) = rest.chars().next() {

@@ -320,7 +320,8 @@ impl PgStore {
     /// [`crate::store::search::search`] on PostgreSQL: the sanitised
     /// expression `expr` as a `tsquery` over cairn's own tokens
     /// (`pg/search.rs`) on the observations and on the tasks' own texts
-    /// (`task_texts`), best `ts_rank` first (ties: newest first), at most
+    /// (`task_texts`; a task's own text only when none of its observations
+    /// matches), best `ts_rank` first (ties: newest first), at most
     /// `limit` hits, optionally only on task `task`; snippets cut in Rust
     /// (a task text's: [`crate::store::texts::hit_snippet`]).
     /// Errors: [`StoreError::Postgres`].
@@ -337,19 +338,23 @@ impl PgStore {
         let rows = self
             .client()
             .query(
-                "SELECT slug, ts, body, name, description, name_ts, description_ts FROM (
-                     SELECT t.slug AS slug, o.ts AS ts, o.text AS body,
-                            NULL::text AS name, NULL::text AS description,
-                            NULL::bigint AS name_ts, NULL::bigint AS description_ts,
+                "WITH oh AS (
+                     SELECT o.task_id AS task_id, t.slug AS slug, o.ts AS ts, o.text AS body,
                             ts_rank(o.tsv, $1::text::tsquery) AS r, o.obs_id AS k
                      FROM observations o JOIN tasks t ON t.id = o.task_id
                      WHERE o.tsv @@ $1::text::tsquery AND ($2::text IS NULL OR t.slug = $2)
+                 )
+                 SELECT slug, ts, body, name, description, name_ts, description_ts FROM (
+                     SELECT slug, ts, body, NULL::text AS name, NULL::text AS description,
+                            NULL::bigint AS name_ts, NULL::bigint AS description_ts, r, k
+                     FROM oh
                      UNION ALL
                      SELECT t.slug, coalesce(x.description_ts, x.name_ts), NULL, x.name,
                             x.description, x.name_ts, x.description_ts,
                             ts_rank(x.tsv, $1::text::tsquery), -x.task_id
                      FROM task_texts x JOIN tasks t ON t.id = x.task_id
                      WHERE x.tsv @@ $1::text::tsquery AND ($2::text IS NULL OR t.slug = $2)
+                       AND x.task_id NOT IN (SELECT task_id FROM oh)
                  ) s
                  ORDER BY r DESC, ts DESC, k DESC
                  LIMIT $3",
