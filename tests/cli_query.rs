@@ -443,7 +443,9 @@ fn current_selects_the_task_for_views() {
          │\n \
          1 │ (-> (query \"frontier\") (:ids))\n   \
          │     ─────────┬────────  \n   \
-         │              ╰────────── This query needs a current task; select one first.\n\
+         │              ╰────────── This query needs a current task; select one first.\n   \
+         │ \n   \
+         │ Help: cairn query --current SLUG gives this query a current task (cairn current shows the verbs' one).\n\
          ───╯\n"
     );
     let o = cairn(

@@ -129,4 +129,21 @@ fn a_bad_query_is_an_error_and_no_loop() {
         String::from_utf8_lossy(&out.stderr).contains("expected whole milliseconds, at least 10."),
         "{out:?}"
     );
+    // `(current)` without `--current` names the flag (each process is a new
+    // session; the verbs' remembered task is not a query's).
+    run(&db, &["add", "watch the current task"]);
+    let out = cairn(&db)
+        .args(["--color", "never", "watch", "(current)"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("Query error: This query needs a current task; select one first.\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Help: cairn watch --current SLUG gives this query a current task (cairn current shows the verbs' one).\n"),
+        "{err}"
+    );
 }

@@ -171,11 +171,22 @@ fn query_on(store: DbRef<'_>, args: &QueryArgs, text: &str) -> anyhow::Result<Ex
             if !args.write && d.message == crate::tq::plan::MUTATION_REFUSED && d.help.is_none() {
                 d.help = Some("cairn query --write runs write queries.".to_string());
             }
+            if args.current.is_none()
+                && d.message == crate::tq::plan::NO_CURRENT
+                && d.help.is_none()
+            {
+                d.help = Some(NO_CURRENT_HELP.to_string());
+            }
             report(&d, &text);
             ExitCode::from(1)
         }
     })
 }
+
+/// The help line under `This query needs a current task; select one
+/// first.` when `cairn query` ran without `--current` (docs/cli.md: each
+/// process is a new session; the verbs' remembered task is not a query's).
+pub(super) const NO_CURRENT_HELP: &str = "cairn query --current SLUG gives this query a current task (cairn current shows the verbs' one).";
 
 /// Makes `slug` (a depot prefix `name:` stripped) the session's current
 /// task. Errors: `No task SLUG.` when the store has no such task.

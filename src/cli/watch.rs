@@ -19,6 +19,7 @@ use crate::store::changes::ChangeCounter;
 use crate::store::pg::changes::Listener;
 use crate::store::pg::{PgStore, PgTarget};
 use crate::store::{DbRef, ReadOpen, Store};
+use crate::tq::Diagnostic;
 use crate::tq::Surface;
 use crate::tq::engine::Engine;
 
@@ -106,7 +107,7 @@ pub(super) fn watch_cmd(flag: Option<&Path>, args: &WatchArgs) -> anyhow::Result
     let first = match engine.run(&store, &session, text, Surface::Read) {
         Ok(out) => out,
         Err(d) => {
-            report(&d, text);
+            report(&with_current_help(d, args.current.is_none()), text);
             return Ok(ExitCode::from(2));
         }
     };
@@ -154,7 +155,7 @@ pub(super) fn watch_pg(t: &PgTarget, args: &WatchArgs) -> anyhow::Result<ExitCod
     let first = match engine.run_pg(&store, &session, text, Surface::Read) {
         Ok(out) => out,
         Err(d) => {
-            report(&d, text);
+            report(&with_current_help(d, args.current.is_none()), text);
             return Ok(ExitCode::from(2));
         }
     };
@@ -229,5 +230,15 @@ mod tests {
     fn the_separator_is_utc_seconds() {
         assert_eq!(separator(1_764_460_800 + 3_661), "-- 01:01:01 UTC");
         assert_eq!(separator(0), "-- 00:00:00 UTC");
+    }
+}
+
+/// `d` with [`super::query::NO_CURRENT_HELP`]'s hint (`--current`, said for
+/// `cairn watch`) when it is the no-current-task error and `no_flag`.
+fn with_current_help(d: Diagnostic, no_flag: bool) -> Diagnostic {
+    if no_flag && d.message == crate::tq::plan::NO_CURRENT && d.help.is_none() {
+        d.with_help(super::query::NO_CURRENT_HELP.replace("cairn query", "cairn watch"))
+    } else {
+        d
     }
 }
