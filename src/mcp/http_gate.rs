@@ -869,8 +869,9 @@ impl StatelessAgents {
     }
 
     /// The server of `identity`'s token: the one already serving it, or a
-    /// new one from `make` (the old one, of a replaced token, is ended).
-    /// Errors: `make`'s.
+    /// new one from `make` (the old one, of a replaced token or whose
+    /// database connection was lost — a restart or failover of
+    /// PostgreSQL — is ended). Errors: `make`'s.
     pub fn server_for<E>(
         &self,
         identity: &Identity,
@@ -883,7 +884,7 @@ impl StatelessAgents {
         };
         let mut m = self.lock();
         if let Some((held, server)) = m.get(&identity.name) {
-            if *held == owner {
+            if *held == owner && !server.store_lost() {
                 return Ok(server.clone());
             }
             server.end();

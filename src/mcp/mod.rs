@@ -3,7 +3,9 @@
 //! `cairn serve`; over Streamable HTTP (`cairn serve --http`, spec/mcp.md
 //! "Wave 2: one server for a team") with bearer tokens.
 
+pub mod drain;
 mod handler;
+pub mod health;
 pub mod http;
 pub mod http_gate;
 pub mod http_tokens;
@@ -15,6 +17,7 @@ pub mod resources;
 mod roots;
 pub mod serve;
 pub mod served;
+pub mod session_route;
 pub mod server;
 pub mod subscriptions;
 pub mod titles;

@@ -24,6 +24,7 @@ pub mod commits;
 mod cycle;
 pub mod db;
 pub mod error;
+pub mod health;
 pub mod event;
 mod fold;
 pub(crate) mod handle;
