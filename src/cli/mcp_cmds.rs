@@ -55,10 +55,8 @@ pub struct HttpArgs {
     #[arg(long, hide = true, env = "CAIRN_HTTP_MAX_CONNECTIONS", value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
-    /// Prefix the session ids this server hands out with NAME and a dot
-    /// (NAME.ID), so a load balancer can route a 2025-11-25 session to the
-    /// server that holds it by the Mcp-Session-Id prefix (docs/team.md
-    /// "Sticky sessions"). 1-32 letters, digits, - or _.
+    /// Hand out session ids as NAME.ID, so a load balancer can route a
+    /// session to this server by its Mcp-Session-Id prefix (docs/team.md)
     #[arg(long, env = "CAIRN_ROUTE_ID", value_name = "NAME", requires = "http")]
     pub route_id: Option<String>,
     /// Fence the text agents and people wrote (descriptions, observations,

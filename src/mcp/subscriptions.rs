@@ -109,6 +109,7 @@ impl Outlet {
     /// missed ([`MISSED`]). A `subscriptions/listen` stream carries no
     /// log messages (the revision routes only change notifications
     /// through it): its client learns it from the updates of every URI.
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); clients still use it.
     async fn missed(&self, admitted: bool) {
         if let Outlet::Peer(p) = self
             && admitted
@@ -247,6 +248,7 @@ impl Reread for WeakServer {
         })
     }
 
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); clients still use it.
     fn admits_warning(&self) -> bool {
         self.log_level
             .admits(rmcp::model::LoggingLevel::Warning)
@@ -835,7 +837,9 @@ async fn watch(
 
 /// The next bump of the commit signal: true, or false (and no signal from
 /// then on) when its thread ended; never resolves without a signal.
-async fn next_commit(commits: &mut Option<tokio::sync::watch::Receiver<u64>>) -> bool {
+async fn next_commit(
+    commits: &mut Option<tokio::sync::watch::Receiver<crate::store::commits::Generation>>,
+) -> bool {
     match commits {
         Some(rx) => {
             if rx.changed().await.is_ok() {

@@ -24,7 +24,6 @@ pub const HEALTH_APP: &str = "cairn-health";
 pub const HEALTH_TIMEOUT_MS: u32 = 2000;
 
 /// A health probe of one store (cheap to share behind an `Arc`).
-#[derive(Debug)]
 pub struct Probe {
     kind: Kind,
     conn: Mutex<Option<postgres::Client>>,
@@ -35,6 +34,12 @@ pub struct Probe {
 enum Kind {
     Sqlite(PathBuf),
     Pg(Box<PgTarget>),
+}
+
+impl std::fmt::Debug for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Probe").field("kind", &self.kind).finish()
+    }
 }
 
 impl Drop for Probe {
@@ -109,7 +114,7 @@ fn check_pg(target: &PgTarget, slot: &mut Option<postgres::Client>) -> Result<()
         }
         let mut c = connect(target)?;
         c.batch_execute(&format!(
-            "SET application_name TO {HEALTH_APP}; SET statement_timeout TO {HEALTH_TIMEOUT_MS}; SET search_path TO {}",
+            "SET application_name TO '{HEALTH_APP}'; SET statement_timeout TO {HEALTH_TIMEOUT_MS}; SET search_path TO {}",
             super::pg::handle::quoted(&target.schema)
         ))
         .map_err(pg_err)?;
@@ -121,6 +126,9 @@ fn check_pg(target: &PgTarget, slot: &mut Option<postgres::Client>) -> Result<()
     match c.query_one("SELECT value FROM schema_meta WHERE key = 'version'", &[]) {
         Ok(_) => Ok(()),
         Err(e) => {
+            if c.is_closed() {
+                super::pg::connect::saw_outage();
+            }
             if let Some(old) = slot.take() {
                 drop_off_runtime(old);
             }

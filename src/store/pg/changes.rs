@@ -49,7 +49,7 @@ impl Listener {
         let name = channel(&target.schema).replace('"', "\"\"");
         client
             .batch_execute(&format!(
-                "SET application_name TO {LISTEN_APP}; SET search_path TO {}; LISTEN \"{name}\"",
+                "SET application_name TO '{LISTEN_APP}'; SET search_path TO {}; LISTEN \"{name}\"",
                 super::handle::quoted(&target.schema)
             ))
             .map_err(pg_err)?;
