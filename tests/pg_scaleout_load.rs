@@ -19,6 +19,8 @@
 //! calls/s, p50/p99, the cross-server notification latency and the time
 //! to be served again after a kill (docs/team.md "Measured").
 
+#![allow(deprecated)] // resources/subscribe is the 2025-11-25 way to listen; its clients use it.
+
 mod common;
 mod fleet;
 mod mcpfx;
@@ -88,7 +90,10 @@ async fn run_agent(c: Modern, name: String, calls: usize, resend: bool, acked: A
     let day = mcpfx::today();
     for i in 0..calls {
         let (tool, args) = match i % 4 {
-            0 => ("task_create", json!({"name": format!("{name} {i}")})),
+            0 => (
+                "task_create",
+                json!({"name": format!("{name} work item {i}")}),
+            ),
             1 => {
                 let Some(slug) = t.created.last() else { continue };
                 (
@@ -123,7 +128,7 @@ async fn run_agent(c: Modern, name: String, calls: usize, resend: bool, acked: A
         acked.fetch_add(1, Ordering::SeqCst);
         match i % 4 {
             0 => {
-                let slug = format!("{day}-{}-{i}", name);
+                let slug = format!("{day}-{name}-work-item-{i}");
                 assert_eq!(text, format!("Created {slug}."));
                 t.created.push(slug);
             }
@@ -282,7 +287,7 @@ fn report(label: &str, tallies: &[(String, Tally)], wall: Duration) {
 /// Seeds `n` ready tasks through the CLI.
 fn seed(f: &Fleet, n: usize) {
     for i in 0..n {
-        let (code, _, err) = cairn(&f.url, f.dir.path(), &["add", &format!("seed {i}")]);
+        let (code, _, err) = cairn(&f.url, f.dir.path(), &["add", &format!("seed task number {i}")]);
         assert_eq!(code, 0, "{err}");
     }
 }
@@ -415,7 +420,7 @@ async fn notify_latency() {
     let b = Server::start(&f.url, f.dir.path());
     let tok = &f.tokens[0].1;
     let w = stateless(&b.mcp(), tok, "w").await;
-    let (text, _) = try_call(&w, "task_create", &json!({"name": "hot"})).await.unwrap();
+    let (text, _) = try_call(&w, "task_create", &json!({"name": "hot path task"})).await.unwrap();
     let slug = text.trim_start_matches("Created ").trim_end_matches('.').to_string();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let s = session(&a.mcp(), tok, Ears(tx)).await;
