@@ -187,7 +187,10 @@ async fn sigterm_finishes_the_request_in_flight_and_refuses_new_ones() {
         if waiting > 0 {
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(60), "the write never waited");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the write never waited"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     // SAFETY: kill(2) on our own child's pid.
@@ -201,8 +204,7 @@ async fn sigterm_finishes_the_request_in_flight_and_refuses_new_ones() {
         "cairn serve: stopping; finishing 2 requests in flight, answering new ones 503"
     );
     // A new request, and the health check: 503 with a sentence.
-    let shutting =
-        "This cairn server is shutting down (a restart); send the request again, to another server.\n";
+    let shutting = "This cairn server is shutting down (a restart); send the request again, to another server.\n";
     assert_eq!(
         post_ping(&srv.mcp(), &tok).await,
         (503, shutting.to_string())
@@ -270,10 +272,7 @@ async fn a_listener_hears_the_other_server_and_says_when_it_may_have_missed_chan
     let mut out = tokio::io::BufReader::new(watch.stdout.take().unwrap());
     let mut err = tokio::io::BufReader::new(watch.stderr.take().unwrap());
     assert_eq!(line(&mut out).await, "1 task:");
-    assert_eq!(
-        line(&mut out).await,
-        format!("- {slug}  obs-count=0")
-    );
+    assert_eq!(line(&mut out).await, format!("- {slug}  obs-count=0"));
     // A write through B is heard on A.
     let (text, _) =
         mcpfx::call_tool(&writer, "observe", json!({"task_id": slug, "text": "one"})).await;
@@ -302,10 +301,14 @@ async fn a_listener_hears_the_other_server_and_says_when_it_may_have_missed_chan
     hear(&mut heard, &format!("updated: {uri}")).await;
     loop {
         let l = line(&mut err).await;
-        if l == "cairn watch: listening again; changes made meanwhile may have been missed, so the query runs again." {
+        if l == "cairn watch: listening again; changes made meanwhile may have been missed, so the query runs again."
+        {
             break;
         }
-        assert!(l.starts_with("cairn watch: lost the database connection ("), "{l}");
+        assert!(
+            l.starts_with("cairn watch: lost the database connection ("),
+            "{l}"
+        );
     }
     // And B's next write is heard again, by both.
     let (text, _) =

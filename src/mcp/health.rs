@@ -31,8 +31,10 @@ pub async fn answer(probe: &Arc<Probe>, method: &Method) -> Response<Body> {
             StatusCode::METHOD_NOT_ALLOWED,
             "Only GET and HEAD are served at /healthz.",
         );
-        r.headers_mut()
-            .insert(http::header::ALLOW, http::HeaderValue::from_static("GET, HEAD"));
+        r.headers_mut().insert(
+            http::header::ALLOW,
+            http::HeaderValue::from_static("GET, HEAD"),
+        );
         return r;
     }
     if DRAIN.stopping() {

@@ -265,8 +265,14 @@ pub fn stopping_response() -> http::Response<super::http_gate::Body> {
         super::drain::SHUTTING_DOWN,
     );
     let h = r.headers_mut();
-    h.insert(http::header::RETRY_AFTER, http::HeaderValue::from_static("1"));
-    h.insert(http::header::CONNECTION, http::HeaderValue::from_static("close"));
+    h.insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("1"),
+    );
+    h.insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
     r
 }
 

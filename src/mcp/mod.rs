@@ -17,8 +17,8 @@ pub mod resources;
 mod roots;
 pub mod serve;
 pub mod served;
-pub mod session_route;
 pub mod server;
+pub mod session_route;
 pub mod subscriptions;
 pub mod titles;
 

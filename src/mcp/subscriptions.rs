@@ -250,8 +250,7 @@ impl Reread for WeakServer {
 
     #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); clients still use it.
     fn admits_warning(&self) -> bool {
-        self.log_level
-            .admits(rmcp::model::LoggingLevel::Warning)
+        self.log_level.admits(rmcp::model::LoggingLevel::Warning)
     }
 }
 
@@ -806,7 +805,9 @@ async fn watch(
         }
         // The listener lost the database meanwhile: say so, and announce
         // every subscribed URI (a change may have slipped by unheard).
-        let now = commits.as_ref().map_or(reconnects, |rx| rx.borrow().reconnects);
+        let now = commits
+            .as_ref()
+            .map_or(reconnects, |rx| rx.borrow().reconnects);
         if now != reconnects {
             reconnects = now;
             tracing::info!("telling the session that changes may have been missed");

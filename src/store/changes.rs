@@ -131,12 +131,12 @@ impl ChangeCounter {
         op: impl Fn(&mut Listener) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
         let mut g = Self::pg(l);
-        match op(&mut *g) {
+        match op(&mut g) {
             Ok(v) => Ok(v),
             Err(e) if g.is_closed() => {
                 tracing::warn!(error = %e, "the change counter lost the database; reconnecting");
                 *g = Listener::open(target)?;
-                op(&mut *g)
+                op(&mut g)
             }
             Err(e) => Err(e),
         }

@@ -228,7 +228,10 @@ pub fn start_named(name: &str) -> Result<Cluster, String> {
 /// Stops `c` (`pg_ctl stop -m fast`): every connection to it breaks.
 pub fn stop(c: &Cluster) -> Result<(), String> {
     let bin = bin_dir().ok_or("no PostgreSQL binaries")?;
-    run_as(&bin.join("pg_ctl"), &["-D", &c.data, "-m", "fast", "-w", "stop"])
+    run_as(
+        &bin.join("pg_ctl"),
+        &["-D", &c.data, "-m", "fast", "-w", "stop"],
+    )
 }
 
 /// Starts `c` again after [`stop`], with the options it first had.

@@ -215,7 +215,11 @@ pub async fn stateless(url: &str, token: &str, name: &str) -> Modern {
 }
 
 /// A 2025-11-25 session at `url` presenting `token`, handled by `h`.
-pub async fn session<H: ClientHandler>(url: &str, token: &str, h: H) -> RunningService<RoleClient, H> {
+pub async fn session<H: ClientHandler>(
+    url: &str,
+    token: &str,
+    h: H,
+) -> RunningService<RoleClient, H> {
     let cfg = StreamableHttpClientTransportConfig::with_uri(url.to_string())
         .auth_header(token.to_string());
     h.serve(StreamableHttpClientTransport::from_config(cfg))
