@@ -10,7 +10,8 @@
 //! - a session on server A hears a write made through server B; when A's
 //!   change listener loses its database connection it listens again and
 //!   tells the session that changes may have been missed (and announces
-//!   the subscribed task), and hears B's next write; `cairn watch` on
+//!   the subscribed task; a 2026-07-28 `subscriptions/listen` stream on A
+//!   hears its URI announced too), and hears B's next write; `cairn watch` on
 //!   PostgreSQL says the same on stderr and keeps watching;
 //! - a view defined through A answers through B, as a query and as a
 //!   resource.
@@ -27,7 +28,7 @@ use common::pg;
 use fleet::{Server, cairn, get, post_ping, psql, schema_of, session, stateless, token};
 use rmcp::model::{
     LoggingMessageNotificationParam, ReadResourceRequestParams, ResourceUpdatedNotificationParam,
-    SubscribeRequestParams,
+    SubscribeRequestParams, SubscriptionFilter,
 };
 use rmcp::service::NotificationContext;
 use rmcp::{ClientHandler, RoleClient};
@@ -68,6 +69,16 @@ async fn hear(rx: &mut mpsc::UnboundedReceiver<String>, want: &str) -> Duration 
             other => panic!("never heard {want:?}: {other:?}"),
         }
     }
+}
+
+/// Waits (at most 60 s) for the next notification of a
+/// `subscriptions/listen` stream, which must name `uri`.
+async fn heard_on(stream: &mut rmcp::service::Subscription, uri: &str) {
+    let next = tokio::time::timeout(Duration::from_secs(60), stream.next())
+        .await
+        .expect("a notification within 60 s");
+    let text = format!("{next:?}");
+    assert!(text.contains(uri), "{text}");
 }
 
 /// The next line of `r` (at most 60 s), without its newline.
@@ -255,6 +266,12 @@ async fn a_listener_hears_the_other_server_and_says_when_it_may_have_missed_chan
         .subscribe(SubscribeRequestParams::new(uri.clone()))
         .await
         .unwrap();
+    // A 2026-07-28 agent on A listens to the same task.
+    let modern = stateless(&a.mcp(), &tok, "listener").await;
+    let filter = SubscriptionFilter::builder()
+        .resource_subscription(uri.clone())
+        .build();
+    let mut stream = modern.peer().listen(filter).await.unwrap();
     // `cairn watch` on the same schema, another process.
     let mut watch = tokio::process::Command::new(fleet::BIN)
         .args([
@@ -279,6 +296,7 @@ async fn a_listener_hears_the_other_server_and_says_when_it_may_have_missed_chan
     assert_eq!(text, format!("Observed on {slug}."));
     let took = hear(&mut heard, &format!("updated: {uri}")).await;
     println!("A heard B's write after {took:?}");
+    heard_on(&mut stream, &uri).await;
     // Every listening connection loses the database.
     let mut admin = tokio::task::block_in_place(|| psql(&url));
     let cut: i64 = tokio::task::block_in_place(|| {
@@ -299,6 +317,8 @@ async fn a_listener_hears_the_other_server_and_says_when_it_may_have_missed_chan
     )
     .await;
     hear(&mut heard, &format!("updated: {uri}")).await;
+    // The stream hears every URI it listens to announced.
+    heard_on(&mut stream, &uri).await;
     loop {
         let l = line(&mut err).await;
         if l == "cairn watch: listening again; changes made meanwhile may have been missed, so the query runs again."
@@ -316,6 +336,7 @@ async fn a_listener_hears_the_other_server_and_says_when_it_may_have_missed_chan
     assert_eq!(text, format!("Observed on {slug}."));
     let took = hear(&mut heard, &format!("updated: {uri}")).await;
     println!("A heard B's write after the reconnection after {took:?}");
+    heard_on(&mut stream, &uri).await;
     loop {
         let l = line(&mut out).await;
         if l == format!("- {slug}  obs-count=2") {
