@@ -6,7 +6,8 @@
 //!   stateless agent's next request is served on a new connection;
 //! - SIGTERM: the request in flight (a write waiting on the project's
 //!   write lock) completes, a new request gets 503 with a sentence, an
-//!   open session hears why it closes, and the process exits 0;
+//!   open session and a board's live stream hear why they close, and the
+//!   process exits 0;
 //! - a session on server A hears a write made through server B; when A's
 //!   change listener loses its database connection it listens again and
 //!   tells the session that changes may have been missed (and announces
@@ -170,6 +171,14 @@ async fn sigterm_finishes_the_request_in_flight_and_refuses_new_ones() {
     let old = session(&srv.mcp(), &tok, Ears(tx)).await;
     let _ = old.list_tools(None).await.unwrap();
     let agent = stateless(&srv.mcp(), &tok, "builder").await;
+    // And a board's live stream hears it too.
+    let mut board = reqwest::Client::new()
+        .get(format!("{}/board/events", srv.base))
+        .header("authorization", format!("Bearer {tok}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(board.status().as_u16(), 200);
     // Hold the project's write lock, so the next write waits in flight.
     let schema = schema_of(&url);
     let mut lock = tokio::task::block_in_place(|| psql(&url));
@@ -238,6 +247,15 @@ async fn sigterm_finishes_the_request_in_flight_and_refuses_new_ones() {
     tokio::task::block_in_place(|| drop(lock));
     let status = tokio::task::block_in_place(|| srv.child.wait()).unwrap();
     assert_eq!(status.code(), Some(0));
+    // The board's stream ended with the reason.
+    let mut events = String::new();
+    while let Ok(Some(chunk)) = board.chunk().await {
+        events.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(
+        events.ends_with("event: closing\ndata: {\"reason\": \"This cairn server is shutting down (a restart); the board reconnects by itself.\"}\n\n"),
+        "{events}"
+    );
     // The session heard the reason before its stream closed.
     let closing = "log: This cairn server is shutting down (a restart); its sessions and streams close now. Open a new session (initialize) or send the request again; a load balancer routes it to a server that is up.";
     hear(&mut heard, closing).await;

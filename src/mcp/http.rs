@@ -448,6 +448,7 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         sessions,
         agents,
     );
+    let board_closing = CancellationToken::new();
     let access = match (&opts.local_board, &tokens) {
         (Some(_), _) => Access::Link,
         (None, Some(_)) => Access::Tokens,
@@ -459,6 +460,7 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
             db: opts.db.clone(),
             pg: opts.pg.clone(),
             root: opts.root.clone(),
+            closing: board_closing.clone(),
         },
         access,
     )
@@ -607,8 +609,10 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         });
     }
     drop(listener);
-    // The work in flight is done: every open session hears why its
-    // streams close, then the sessions end and the connections close.
+    // The work in flight is done: every open session and board stream
+    // hears why its streams close, then the sessions end and the
+    // connections close.
+    board_closing.cancel();
     let open = made.open();
     let farewells = async {
         for server in &open {
