@@ -46,6 +46,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "tokens",
         "agents",
         "pg/agents",
+        "health",
     ],
     &["split", "fold", "cycle", "refold", "pg/fold"],
     &["write", "log/append", "pg/write"],

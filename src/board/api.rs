@@ -36,6 +36,9 @@ pub struct Source {
     pub pg: Option<PgTarget>,
     /// The project root.
     pub root: PathBuf,
+    /// Cancelled when the server stops (issue 24): every live stream
+    /// ([`super::sse`]) then says `event: closing` with the reason and ends.
+    pub closing: tokio_util::sync::CancellationToken,
 }
 
 /// An answer: HTTP status and JSON body.

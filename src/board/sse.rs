@@ -9,7 +9,10 @@
 //! threads, 9,017 descriptors, and stalled `/mcp`). A comment line every
 //! [`KEEPALIVE`] keeps proxies from closing an idle stream; the stream ends
 //! when the client goes or when `still_allowed` says no (a revoked token),
-//! asked at most every [`RECHECK`].
+//! asked at most every [`RECHECK`]. When the server stops (SIGTERM, issue
+//! 24) each stream says `event: closing` with [`CLOSING`] as its data,
+//! then ends; the browser's `EventSource` reconnects by itself (to another
+//! server behind a load balancer).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -24,6 +27,9 @@ use tokio::sync::mpsc;
 
 use super::api::Source;
 use crate::store::commits;
+
+/// The last frame of every stream when the server stops.
+pub const CLOSING: &str = "event: closing\ndata: {\"reason\": \"This cairn server is shutting down (a restart); the board reconnects by itself.\"}\n\n";
 
 /// How often an idle stream gets a keep-alive comment.
 pub const KEEPALIVE: Duration = Duration::from_secs(15);
@@ -122,6 +128,7 @@ pub fn stream(
     let mut commits = signal.map_err(|e| (false, e.to_string()))?;
     let (tx, rx) = mpsc::channel::<Bytes>(8);
     let still = Arc::new(still_allowed);
+    let closing = src.closing.clone();
     tokio::spawn(async move {
         let _slot = slot;
         let hello = Bytes::from_static(b"retry: 1000\nevent: hello\ndata: {}\n\n");
@@ -139,6 +146,10 @@ pub fn stream(
                 }
                 _ = tokio::time::sleep(RECHECK) => false,
                 _ = tx.closed() => return,
+                () = closing.cancelled() => {
+                    let _ = tx.send(Bytes::from_static(CLOSING.as_bytes())).await;
+                    return;
+                }
             };
             if last_check.elapsed() >= RECHECK {
                 last_check = Instant::now();

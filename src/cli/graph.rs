@@ -118,6 +118,7 @@ pub(super) fn board_cmd(
         body_timeout: DEFAULT_BODY_TIMEOUT,
         max_connections: None,
         local_board: Some(LocalBoard { open: a.open }),
+        route_id: None,
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -55,6 +55,10 @@ pub struct HttpArgs {
     #[arg(long, hide = true, env = "CAIRN_HTTP_MAX_CONNECTIONS", value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
+    /// Hand out session ids as NAME.ID, so a load balancer can route a
+    /// session to this server by its Mcp-Session-Id prefix (docs/team.md)
+    #[arg(long, env = "CAIRN_ROUTE_ID", value_name = "NAME", requires = "http")]
+    pub route_id: Option<String>,
     /// Fence the text agents and people wrote (descriptions, observations,
     /// metadata values, ...) in tool texts as quoted data between
     /// NOTE-<nonce> and END-<nonce> lines. Always on with --http.
@@ -210,6 +214,7 @@ pub(super) fn serve_cmd(
                 .max_connections
                 .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             local_board: None,
+            route_id: http.route_id.clone(),
         })?;
         return Ok(ExitCode::SUCCESS);
     }

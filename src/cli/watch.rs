@@ -165,8 +165,38 @@ pub(super) fn watch_pg(t: &PgTarget, args: &WatchArgs) -> anyhow::Result<ExitCod
         &engine,
         args,
         first,
-        |interval| Ok(listener.wait(interval)?.is_some()),
+        |interval| match listener.wait(interval) {
+            Ok(seq) => Ok(seq.is_some()),
+            Err(e) => {
+                listener = relisten(t, &e.to_string());
+                Ok(true)
+            }
+        },
     )
+}
+
+/// How long `cairn watch` waits between attempts to listen again.
+pub const RELISTEN_EVERY: Duration = Duration::from_secs(1);
+
+/// The line `cairn watch` prints on stderr once it listens again after
+/// losing the database (docs/team.md "Changes").
+pub const RELISTENED: &str = "cairn watch: listening again; changes made meanwhile may have been missed, so the query runs again.";
+
+/// Listens on `t`'s change channel again after the listener's connection
+/// broke (`why`), trying every [`RELISTEN_EVERY`] until it works; says so
+/// on stderr, once when the connection is lost and once ([`RELISTENED`])
+/// when it is back.
+fn relisten(t: &PgTarget, why: &str) -> Listener {
+    super::out::emit_err(&format!(
+        "cairn watch: lost the database connection ({why}); listening again"
+    ));
+    loop {
+        std::thread::sleep(RELISTEN_EVERY);
+        if let Ok(l) = Listener::open(t) {
+            super::out::emit_err(RELISTENED);
+            return l;
+        }
+    }
 }
 
 /// Prints `first`, then reruns the query whenever `changed(interval)` says

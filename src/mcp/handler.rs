@@ -89,6 +89,8 @@ impl ServerHandler for CairnServer {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
+        // Kept to tell the session why its streams close at a graceful stop.
+        let _ = self.peer.set(context.peer.clone());
         {
             // Over HTTP the token already named the agent (`http.rs`).
             let mut st = self.lock();
@@ -126,6 +128,8 @@ impl ServerHandler for CairnServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // In flight until its result is out (a graceful stop waits for it).
+        let _work = super::drain::DRAIN.work();
         self.name_agent(&context);
         let roots_logs = self.refresh_roots(&context.peer).await;
         self.forward_logs(&context.peer, roots_logs).await;
@@ -275,6 +279,7 @@ impl ServerHandler for CairnServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
+        let _work = super::drain::DRAIN.work();
         self.name_agent(&context);
         let Some(p) = by_uri(&request.uri) else {
             let roots_logs = self.refresh_roots(&context.peer).await;

@@ -2,9 +2,13 @@
 //! "Wave 2: one server for a team") with rmcp's server transport behind
 //! [`super::http_gate`]. One store per server; one `CairnServer` (its own
 //! current-task pointer and agent identity `TOKEN-NAME/xxxx`) per MCP
-//! session. Serves until SIGINT or SIGTERM, then stops accepting, lets
-//! in-flight requests finish (each tool call is one store transaction, so
-//! nothing is half-written), closes the sessions and exits 0.
+//! session. Serves until SIGINT or SIGTERM, then drains
+//! ([`super::drain`]): every new request (on a new or a kept-alive
+//! connection) is answered `503` with a sentence, the requests and tool
+//! calls in flight finish (each tool call is one store transaction, so
+//! nothing is half-written), every session hears why its streams close,
+//! the sessions close, and the process exits 0. `GET /healthz`
+//! ([`super::health`]) answers load balancers without a token.
 //!
 //! Limits against clients that hold connections without finishing a
 //! request (issue 19 item 3): a request's headers must arrive within
@@ -79,6 +83,10 @@ pub struct HttpOptions {
     /// opens the one-time link printed at start; `open` also starts the
     /// system's browser on it. `None` for `cairn serve --http`.
     pub local_board: Option<LocalBoard>,
+    /// `--route-id NAME`: session ids sent as `NAME.ID`, so a load balancer
+    /// can route a session to this server by its prefix
+    /// ([`super::session_route`]). `None`: rmcp's ids as they are.
+    pub route_id: Option<String>,
 }
 
 /// What `cairn board` asks of the server (docs/board.md).
@@ -241,6 +249,62 @@ impl AcceptBackoff {
 /// How long shutdown waits for in-flight requests before closing sessions.
 const DRAIN: Duration = Duration::from_secs(10);
 
+/// How long a drained server keeps its connections after the last piece of
+/// work ended, so the last results reach their clients before the streams
+/// close.
+const FLUSH: Duration = Duration::from_millis(250);
+
+/// How long the sessions' farewell messages may take, all together.
+const FAREWELL: Duration = Duration::from_secs(2);
+
+/// The `503` every request gets once the server is stopping
+/// ([`super::drain::SHUTTING_DOWN`], `Retry-After: 1`, `Connection: close`).
+pub fn stopping_response() -> http::Response<super::http_gate::Body> {
+    let mut r = super::http_gate::text_response(
+        http::StatusCode::SERVICE_UNAVAILABLE,
+        super::drain::SHUTTING_DOWN,
+    );
+    let h = r.headers_mut();
+    h.insert(
+        http::header::RETRY_AFTER,
+        http::HeaderValue::from_static("1"),
+    );
+    h.insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    r
+}
+
+/// The servers this process made (sessions and stateless agents), held
+/// weakly, so a graceful stop can say farewell to those still open.
+#[derive(Default)]
+struct Made(std::sync::Mutex<Vec<super::subscriptions::WeakServer>>);
+
+impl Made {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<super::subscriptions::WeakServer>> {
+        match self.0.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        }
+    }
+
+    /// Remembers `server`, forgetting the ones that ended once the list
+    /// grows past `cap`.
+    fn add(&self, server: &CairnServer, cap: usize) {
+        let mut list = self.lock();
+        if list.len() >= cap {
+            list.retain(|w| w.alive());
+        }
+        list.push(server.downgrade());
+    }
+
+    /// The servers still open.
+    fn open(&self) -> Vec<CairnServer> {
+        self.lock().iter().filter_map(|w| w.upgrade()).collect()
+    }
+}
+
 /// How often the sessions of revoked or changed tokens are looked for and
 /// closed ([`Gate::sweep`]).
 const SWEEP_EVERY: Duration = Duration::from_secs(1);
@@ -273,6 +337,9 @@ pub fn check(opts: &HttpOptions) -> Result<SocketAddr, HttpError> {
             "--no-auth is accepted only with a loopback address (127.0.0.1, ::1, localhost), not {}.",
             opts.addr
         )));
+    }
+    if let Some(id) = &opts.route_id {
+        super::session_route::check_route_id(id).map_err(HttpError::Options)?;
     }
     if opts.max_sessions == 0 {
         return Err(HttpError::Options(
@@ -346,15 +413,28 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
     let (db, root) = (opts.db.clone(), opts.root.clone());
     let agents = Arc::new(StatelessAgents::default());
     let stateless = agents.clone();
+    let made = Arc::new(Made::default());
+    let made_by = made.clone();
+    let made_cap = 2 * sessions_allowed + 64;
     let factory = move || -> Result<CairnServer, std::io::Error> {
         let identity = IDENTITY
             .try_with(|i| i.clone())
             .map_err(|_| std::io::Error::other("no identity for this request"))?;
         if identity.stateless {
-            return stateless.server_for(&identity, || open_server(&identity, &pg, &db, &root));
+            return stateless.server_for(&identity, || {
+                let s = open_server(&identity, &pg, &db, &root)?;
+                made_by.add(&s, made_cap);
+                Ok(s)
+            });
         }
-        open_server(&identity, &pg, &db, &root)
+        let s = open_server(&identity, &pg, &db, &root)?;
+        made_by.add(&s, made_cap);
+        Ok(s)
     };
+    let probe = Arc::new(match &opts.pg {
+        Some(t) => crate::store::health::Probe::pg(t),
+        None => crate::store::health::Probe::sqlite(opts.db.clone()),
+    });
     let service = StreamableHttpService::new(factory, sessions.clone(), config);
     let gate = Gate::new(
         GateConfig {
@@ -368,6 +448,7 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         sessions,
         agents,
     );
+    let board_closing = CancellationToken::new();
     let access = match (&opts.local_board, &tokens) {
         (Some(_), _) => Access::Link,
         (None, Some(_)) => Access::Tokens,
@@ -379,6 +460,7 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
             db: opts.db.clone(),
             pg: opts.pg.clone(),
             root: opts.root.clone(),
+            closing: board_closing.clone(),
         },
         access,
     )
@@ -435,6 +517,15 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
     let graceful = GracefulShutdown::new();
     let stop = shutdown_signal();
     tokio::pin!(stop);
+    // Set when the signal came: resolves once the work in flight is done.
+    let (drained_tx, drained_rx) = tokio::sync::oneshot::channel::<()>();
+    let mut drained_tx = Some(drained_tx);
+    let drained = async move {
+        if drained_rx.await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::pin!(drained);
     let mut backoff = AcceptBackoff::new();
     let mut http1 = hyper::server::conn::http1::Builder::new();
     http1
@@ -445,12 +536,20 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         // in the listen backlog instead of taking descriptors.
         let slot = tokio::select! {
             s = slots.clone().acquire_owned() => s,
-            () = &mut stop => break,
+            () = &mut stop, if drained_tx.is_some() => {
+                begin_drain(&mut drained_tx);
+                continue;
+            }
+            () = &mut drained => break,
         };
         let Ok(slot) = slot else { break };
         let accepted = tokio::select! {
             a = listener.accept() => a,
-            () = &mut stop => break,
+            () = &mut stop, if drained_tx.is_some() => {
+                begin_drain(&mut drained_tx);
+                continue;
+            }
+            () = &mut drained => break,
         };
         let stream = match accepted {
             Ok((stream, _)) => {
@@ -465,17 +564,35 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
                 }
                 tokio::select! {
                     () = tokio::time::sleep(pause) => continue,
-                    () = &mut stop => break,
+                    () = &mut drained => break,
                 }
             }
         };
-        let (gate, board) = (gate.clone(), board.clone());
+        let (gate, board, probe) = (gate.clone(), board.clone(), probe.clone());
         let board_only = opts.local_board.is_some();
-        let svc = service_fn(move |req: http::Request<hyper::body::Incoming>| {
-            let (gate, board) = (gate.clone(), board.clone());
+        let route = opts.route_id.clone();
+        let svc = service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
+            let (gate, board, probe) = (gate.clone(), board.clone(), probe.clone());
+            let route = route.clone();
             async move {
+                if req.uri().path() == super::health::HEALTH_PATH {
+                    return Ok(super::health::answer(&probe, req.method()).await);
+                }
+                if super::drain::DRAIN.stopping() {
+                    return Ok(stopping_response());
+                }
+                // In flight until the response's headers are out.
+                let _work = super::drain::DRAIN.work();
                 let r = if req.uri().path() == MCP_PATH && !board_only {
-                    gate.handle(req).await
+                    match &route {
+                        Some(route) => {
+                            super::session_route::untag(&mut req, route);
+                            let mut r = gate.handle(req).await;
+                            super::session_route::tag(&mut r, route);
+                            r
+                        }
+                        None => gate.handle(req).await,
+                    }
                 } else {
                     board.handle(req).await
                 };
@@ -492,19 +609,50 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         });
     }
     drop(listener);
-    eprintln!("cairn serve: stopping; letting in-flight requests finish");
-    // In-flight POSTs finish and idle connections close; long-lived SSE
-    // streams end when the sessions are cancelled below.
-    let drained = tokio::time::timeout(DRAIN, async {
-        tokio::time::sleep(Duration::from_millis(200)).await;
+    // The work in flight is done: every open session and board stream
+    // hears why its streams close, then the sessions end and the
+    // connections close.
+    board_closing.cancel();
+    let open = made.open();
+    let farewells = async {
+        for server in &open {
+            server.farewell(super::drain::CLOSING).await;
+        }
+    };
+    if tokio::time::timeout(FAREWELL, farewells).await.is_err() {
+        tracing::warn!("some sessions did not hear the farewell within {FAREWELL:?}");
+    }
+    drop(open);
+    let closed = tokio::time::timeout(DRAIN, async {
         ct.cancel();
         graceful.shutdown().await;
     })
     .await;
-    if drained.is_err() {
+    if closed.is_err() {
         tracing::warn!("some connections did not close within {DRAIN:?}");
     }
+    eprintln!("cairn serve: stopped");
     Ok(())
+}
+
+/// The stop signal came: new requests get `503` from now on; a task waits
+/// for the work in flight (at most [`DRAIN`]) and a short flush, then
+/// fires `tx`, which ends the accept loop.
+fn begin_drain(tx: &mut Option<tokio::sync::oneshot::Sender<()>>) {
+    let Some(tx) = tx.take() else { return };
+    let drain = &super::drain::DRAIN;
+    drain.begin();
+    eprintln!(
+        "cairn serve: stopping; finishing {} requests in flight, answering new ones 503",
+        drain.busy()
+    );
+    tokio::spawn(async move {
+        if !drain.idle(DRAIN).await {
+            tracing::warn!("requests still in flight after {DRAIN:?}; closing anyway");
+        }
+        tokio::time::sleep(FLUSH).await;
+        let _ = tx.send(());
+    });
 }
 
 /// The server of one HTTP session, or of a token's stateless agent: the
@@ -599,6 +747,7 @@ mod tests {
             body_timeout: DEFAULT_BODY_TIMEOUT,
             max_connections: None,
             local_board: None,
+            route_id: None,
         }
     }
 

@@ -857,11 +857,14 @@ fn lock_map<K, V>(m: &Mutex<HashMap<K, V>>) -> std::sync::MutexGuard<'_, HashMap
 /// closing their `subscriptions/listen` streams.
 #[derive(Default)]
 pub struct StatelessAgents {
-    servers: Mutex<HashMap<String, (Owner, CairnServer)>>,
+    /// Token name → who, its server, and the database outages the process
+    /// had noticed when the server was made
+    /// ([`crate::store::pg::connect::outages`]).
+    servers: Mutex<HashMap<String, (Owner, CairnServer, u64)>>,
 }
 
 impl StatelessAgents {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Owner, CairnServer)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Owner, CairnServer, u64)>> {
         match self.servers.lock() {
             Ok(m) => m,
             Err(p) => p.into_inner(),
@@ -869,8 +872,9 @@ impl StatelessAgents {
     }
 
     /// The server of `identity`'s token: the one already serving it, or a
-    /// new one from `make` (the old one, of a replaced token, is ended).
-    /// Errors: `make`'s.
+    /// new one from `make` (the old one, of a replaced token or whose
+    /// database connection was lost — a restart or failover of
+    /// PostgreSQL — is ended). Errors: `make`'s.
     pub fn server_for<E>(
         &self,
         identity: &Identity,
@@ -881,15 +885,19 @@ impl StatelessAgents {
             token: identity.token.clone(),
             grants: identity.grants.clone(),
         };
+        let outages = crate::store::pg::connect::outages();
         let mut m = self.lock();
-        if let Some((held, server)) = m.get(&identity.name) {
-            if *held == owner {
+        if let Some((held, server, seen)) = m.get(&identity.name) {
+            if *held != owner {
+                server.end();
+            } else if *seen == outages && !server.store_lost() {
                 return Ok(server.clone());
             }
-            server.end();
+            // After an outage the old server's connection may be dead; it
+            // lives on only as long as its open streams hold it.
         }
         let server = make()?;
-        m.insert(identity.name.clone(), (owner, server.clone()));
+        m.insert(identity.name.clone(), (owner, server.clone(), outages));
         Ok(server)
     }
 
@@ -898,7 +906,7 @@ impl StatelessAgents {
     fn sweep(&self, keep: impl Fn(&Owner) -> bool) -> usize {
         let mut m = self.lock();
         let before = m.len();
-        m.retain(|_, (owner, server)| {
+        m.retain(|_, (owner, server, _)| {
             let kept = keep(owner);
             if !kept {
                 server.end();

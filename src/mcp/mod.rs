@@ -3,7 +3,9 @@
 //! `cairn serve`; over Streamable HTTP (`cairn serve --http`, spec/mcp.md
 //! "Wave 2: one server for a team") with bearer tokens.
 
+pub mod drain;
 mod handler;
+pub mod health;
 pub mod http;
 pub mod http_gate;
 pub mod http_tokens;
@@ -16,6 +18,7 @@ mod roots;
 pub mod serve;
 pub mod served;
 pub mod server;
+pub mod session_route;
 pub mod subscriptions;
 pub mod titles;
 

@@ -82,6 +82,10 @@ pub struct CairnServer {
     /// Whether tool texts are fenced (spec/tq.md §10, docs/mcp.md "Fenced
     /// text"): on for HTTP servers, `cairn serve --fence` on stdio.
     pub(super) fence: bool,
+    /// The session's peer, once `initialize` named it (2025-11-25), so a
+    /// graceful stop can tell the session why it closes
+    /// ([`CairnServer::farewell`]).
+    pub(super) peer: Arc<std::sync::OnceLock<Peer<RoleServer>>>,
 }
 
 impl CairnServer {
@@ -111,7 +115,28 @@ impl CairnServer {
             ended: tokio_util::sync::CancellationToken::new(),
             stored_current: false,
             fence: false,
+            peer: Arc::new(std::sync::OnceLock::new()),
         }
+    }
+
+    /// Tells the session `sentence` as a `notifications/message` at level
+    /// `warning` (when its level admits it and `initialize` named its
+    /// peer), then ends its agent ([`CairnServer::end`]: its
+    /// `subscriptions/listen` streams close with their final result). A
+    /// graceful stop of `cairn serve --http` calls it on every server.
+    pub async fn farewell(&self, sentence: &str) {
+        if let Some(peer) = self.peer.get()
+            && !peer.is_transport_closed()
+            && self.log_level.admits(rmcp::model::LoggingLevel::Warning)
+        {
+            let mut param = rmcp::model::LoggingMessageNotificationParam::new(
+                rmcp::model::LoggingLevel::Warning,
+                serde_json::Value::from(sentence),
+            );
+            param.logger = Some(super::logging::LOGGER.to_string());
+            let _ = peer.notify_logging_message(param).await;
+        }
+        self.end();
     }
 
     /// The same server, fencing the written text in its tool texts when
@@ -166,6 +191,17 @@ impl CairnServer {
     /// (gracefully, with their final result).
     pub fn end(&self) {
         self.ended.cancel();
+    }
+
+    /// True when this server's PostgreSQL connection is gone for good
+    /// (never on SQLite, never while a call holds the state): a stateless
+    /// agent's next request then gets a server on a new connection
+    /// ([`super::http_gate::StatelessAgents::server_for`]).
+    pub fn store_lost(&self) -> bool {
+        match self.state.try_lock() {
+            Ok(st) => matches!(&st.store, Db::Pg(p) if p.is_closed()),
+            Err(_) => false,
+        }
     }
 
     /// The session's agent identity (spec/tq.md §9), once known.

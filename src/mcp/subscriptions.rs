@@ -67,6 +67,11 @@ pub const MAX_LISTEN_STREAMS: usize = 16;
 /// have not started yet.
 const MAX_PENDING_MARKS: usize = 64;
 
+/// The sentence a session hears when the process's change listener lost
+/// its database connection and reconnected (docs/team.md "Changes"); every
+/// subscribed URI is then notified as updated, so a client re-reads it.
+pub const MISSED: &str = "cairn's change listener lost its database connection and reconnected; changes may have been missed, so every subscribed resource is announced as updated: read them again.";
+
 /// How often subscribed views are re-run even when nothing committed.
 pub const VIEW_REFRESH: Duration = Duration::from_secs(5);
 
@@ -95,6 +100,26 @@ impl Outlet {
         match self {
             Outlet::Peer(p) => p.is_transport_closed(),
             Outlet::Listen(_) => false,
+        }
+    }
+
+    /// Tells a 2025-11-25 session, as a `notifications/message` at level
+    /// `warning` (when its level admits it), that the process's change
+    /// listener lost the database and came back, so changes may have been
+    /// missed ([`MISSED`]). A `subscriptions/listen` stream carries no
+    /// log messages (the revision routes only change notifications
+    /// through it): its client learns it from the updates of every URI.
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); clients still use it.
+    async fn missed(&self, admitted: bool) {
+        if let Outlet::Peer(p) = self
+            && admitted
+        {
+            let mut param = rmcp::model::LoggingMessageNotificationParam::new(
+                rmcp::model::LoggingLevel::Warning,
+                serde_json::Value::from(MISSED),
+            );
+            param.logger = Some(super::logging::LOGGER.to_string());
+            let _ = p.notify_logging_message(param).await;
         }
     }
 
@@ -159,6 +184,12 @@ pub struct Subscriptions {
 pub trait Reread: Send + Sync + 'static {
     /// The current text of `target`, or `None` when the session ended.
     fn reread(&self, target: &Target) -> Option<String>;
+
+    /// Whether the session's logging level admits a `warning` (the
+    /// [`MISSED`] message); yes unless it says otherwise.
+    fn admits_warning(&self) -> bool {
+        true
+    }
 }
 
 /// A [`CairnServer`] that does not keep its session alive: what a
@@ -177,9 +208,15 @@ pub struct WeakServer {
     ended: CancellationToken,
     stored_current: bool,
     fence: bool,
+    peer: Arc<std::sync::OnceLock<Peer<RoleServer>>>,
 }
 
 impl WeakServer {
+    /// True while the session's server is still held somewhere.
+    pub fn alive(&self) -> bool {
+        self.state.strong_count() > 0
+    }
+
     /// The server again, or `None` when its session ended.
     pub fn upgrade(&self) -> Option<CairnServer> {
         Some(CairnServer {
@@ -195,6 +232,7 @@ impl WeakServer {
             ended: self.ended.clone(),
             stored_current: self.stored_current,
             fence: self.fence,
+            peer: self.peer.clone(),
         })
     }
 }
@@ -208,6 +246,11 @@ impl Reread for WeakServer {
             Ok(text) => text,
             Err(e) => e.message.to_string(),
         })
+    }
+
+    #[allow(deprecated)] // rmcp marks logging deprecated (SEP-2577); clients still use it.
+    fn admits_warning(&self) -> bool {
+        self.log_level.admits(rmcp::model::LoggingLevel::Warning)
     }
 }
 
@@ -227,6 +270,7 @@ impl CairnServer {
             ended: self.ended.clone(),
             stored_current: self.stored_current,
             fence: self.fence,
+            peer: self.peer.clone(),
         }
     }
 
@@ -715,6 +759,7 @@ async fn watch(
             None
         }
     };
+    let mut reconnects = commits.as_ref().map_or(0, |rx| rx.borrow().reconnects);
     let mut counter = Some(counter);
     let mut views_at = Instant::now();
     let mut local = LOCAL_WRITES.subscribe();
@@ -751,12 +796,27 @@ async fn watch(
         });
         let Ok((c, poll)) = job.await else { break };
         counter = Some(c);
-        let uris = match poll {
+        let mut uris = match poll {
             Poll::Notify(uris) => uris,
             Poll::Gone => break,
         };
         if stop.is_cancelled() {
             break;
+        }
+        // The listener lost the database meanwhile: say so, and announce
+        // every subscribed URI (a change may have slipped by unheard).
+        let now = commits
+            .as_ref()
+            .map_or(reconnects, |rx| rx.borrow().reconnects);
+        if now != reconnects {
+            reconnects = now;
+            tracing::info!("telling the session that changes may have been missed");
+            outlet.missed(reread.admits_warning()).await;
+            for uri in subs.uris() {
+                if !uris.contains(&uri) {
+                    uris.push(uri);
+                }
+            }
         }
         for uri in uris {
             tracing::debug!(uri = %uri, "resource updated");
@@ -778,7 +838,9 @@ async fn watch(
 
 /// The next bump of the commit signal: true, or false (and no signal from
 /// then on) when its thread ended; never resolves without a signal.
-async fn next_commit(commits: &mut Option<tokio::sync::watch::Receiver<u64>>) -> bool {
+async fn next_commit(
+    commits: &mut Option<tokio::sync::watch::Receiver<crate::store::commits::Generation>>,
+) -> bool {
     match commits {
         Some(rx) => {
             if rx.changed().await.is_ok() {

@@ -105,7 +105,40 @@ impl ChangeCounter {
                 *version = now;
                 Ok(moved)
             }
-            Inner::Pg(l, _) => Self::pg(l).moved(),
+            Inner::Pg(l, t) => {
+                let mut g = Self::pg(l);
+                match g.moved() {
+                    Ok(m) => Ok(m),
+                    // The connection broke: listen again; whatever committed
+                    // meanwhile was not heard, so say "moved" (the caller
+                    // reads the log since its mark).
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the change counter lost the database; reconnecting");
+                        *g = Listener::open(t)?;
+                        Ok(true)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs `op` on the PostgreSQL listener, and once more on a fresh
+    /// connection when the first attempt fails because the connection
+    /// broke. Errors: the second attempt's.
+    fn pg_retry<T>(
+        l: &std::sync::Mutex<Listener>,
+        target: &PgTarget,
+        op: impl Fn(&mut Listener) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let mut g = Self::pg(l);
+        match op(&mut g) {
+            Ok(v) => Ok(v),
+            Err(e) if g.is_closed() => {
+                tracing::warn!(error = %e, "the change counter lost the database; reconnecting");
+                *g = Listener::open(target)?;
+                op(&mut g)
+            }
+            Err(e) => Err(e),
         }
     }
 
@@ -113,7 +146,9 @@ impl ChangeCounter {
     /// ([`super::commits`]): a receiver whose `changed()` fires at the next
     /// commit by any connection, from one thread per store per process.
     /// Errors: the store's, when the signal's first connection fails.
-    pub fn commits(&self) -> Result<tokio::sync::watch::Receiver<u64>, StoreError> {
+    pub fn commits(
+        &self,
+    ) -> Result<tokio::sync::watch::Receiver<super::commits::Generation>, StoreError> {
         match &self.inner {
             Inner::Sqlite { path, .. } => super::commits::sqlite(path),
             Inner::Pg(_, target) => super::commits::postgres(target),
@@ -127,7 +162,7 @@ impl ChangeCounter {
             Inner::Sqlite { conn, .. } => Ok(conn
                 .prepare_cached("SELECT coalesce(max(seq), 0) FROM events")?
                 .query_row([], |r| r.get(0))?),
-            Inner::Pg(l, _) => Self::pg(l).high_water(),
+            Inner::Pg(l, t) => Self::pg_retry(l, t, |g| g.high_water()),
         }
     }
 
@@ -139,7 +174,7 @@ impl ChangeCounter {
         }
         let conn = match &self.inner {
             Inner::Sqlite { conn, .. } => conn,
-            Inner::Pg(l, _) => return Self::pg(l).touched(since, slugs),
+            Inner::Pg(l, t) => return Self::pg_retry(l, t, |g| g.touched(since, slugs)),
         };
         let list = serde_json::Value::from(slugs.to_vec()).to_string();
         let mut stmt = conn.prepare_cached(TOUCHED_SQL)?;
@@ -159,7 +194,7 @@ impl ChangeCounter {
     ) -> Result<Vec<(String, Option<String>)>, StoreError> {
         match &self.inner {
             Inner::Sqlite { conn, .. } => live_claims(conn, slugs, now),
-            Inner::Pg(l, _) => Self::pg(l).live_claims(slugs, now),
+            Inner::Pg(l, t) => Self::pg_retry(l, t, |g| g.live_claims(slugs, now)),
         }
     }
 }

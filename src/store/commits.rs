@@ -10,8 +10,11 @@
 //! - PostgreSQL: one connection `LISTEN`ing on the schema's channel, woken
 //!   by the writing transaction's `NOTIFY` at once (no polling). When the
 //!   connection breaks, the thread reconnects every [`RETRY`] and bumps the
-//!   generation once it is back: a change may have been missed, so every
-//!   watcher reads the log since its own mark.
+//!   generation once it is back, and counts the outage in
+//!   [`Generation::reconnects`]: a change may have been missed, so every
+//!   watcher reads the log since its own mark and tells its clients
+//!   (`mcp::subscriptions`: every subscribed URI is notified, and a
+//!   2025-11-25 session gets a `notifications/message` saying so).
 //!
 //! The thread ends when the last receiver is gone (checked every tick, and
 //! at least every [`PG_WAIT`] on PostgreSQL).
@@ -46,10 +49,22 @@ pub enum Key {
     Pg(String),
 }
 
-static SIGNALS: LazyLock<Mutex<HashMap<Key, watch::Sender<u64>>>> =
+/// What a commit signal carries: how many times the store moved, and how
+/// many times its listener lost the database and came back (a watcher that
+/// sees `reconnects` grow knows changes may have been missed while the
+/// connection was down).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Generation {
+    /// Bumped at every commit heard (and once per reconnection).
+    pub commits: u64,
+    /// Bumped each time the listener reconnected after losing the database.
+    pub reconnects: u64,
+}
+
+static SIGNALS: LazyLock<Mutex<HashMap<Key, watch::Sender<Generation>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
-fn signals() -> std::sync::MutexGuard<'static, HashMap<Key, watch::Sender<u64>>> {
+fn signals() -> std::sync::MutexGuard<'static, HashMap<Key, watch::Sender<Generation>>> {
     match SIGNALS.lock() {
         Ok(g) => g,
         Err(p) => p.into_inner(),
@@ -60,7 +75,7 @@ fn signals() -> std::sync::MutexGuard<'static, HashMap<Key, watch::Sender<u64>>>
 /// starting the process's signal thread for it when none runs. The
 /// receiver has seen the current generation: `changed()` fires at the next
 /// commit. Errors: [`StoreError::Sqlite`] (the file cannot be opened).
-pub fn sqlite(db: &Path) -> Result<watch::Receiver<u64>, StoreError> {
+pub fn sqlite(db: &Path) -> Result<watch::Receiver<Generation>, StoreError> {
     subscribe(Key::Sqlite(db.to_path_buf()), || {
         let conn = super::reader::open_read_only(db)?;
         let version = |c: &rusqlite::Connection| -> Result<i64, StoreError> {
@@ -72,7 +87,7 @@ pub fn sqlite(db: &Path) -> Result<watch::Receiver<u64>, StoreError> {
             let now = version(&conn)?;
             let moved = now != seen;
             seen = now;
-            Ok(moved)
+            Ok(if moved { Wake::Moved } else { Wake::Idle })
         }) as Wait)
     })
 }
@@ -80,7 +95,7 @@ pub fn sqlite(db: &Path) -> Result<watch::Receiver<u64>, StoreError> {
 /// A receiver of the commit generation of the PostgreSQL project
 /// `target` (see [`sqlite`]). Errors: [`StoreError::Postgres`] (the first
 /// connection fails; later failures reconnect in the thread).
-pub fn postgres(target: &PgTarget) -> Result<watch::Receiver<u64>, StoreError> {
+pub fn postgres(target: &PgTarget) -> Result<watch::Receiver<Generation>, StoreError> {
     let t = target.clone();
     subscribe(
         Key::Pg(format!("{} {}", target.shown, target.schema)),
@@ -90,12 +105,13 @@ pub fn postgres(target: &PgTarget) -> Result<watch::Receiver<u64>, StoreError> {
                 let Some(l) = listener.as_mut() else {
                     std::thread::sleep(RETRY);
                     listener = Some(Listener::open(&t)?);
-                    tracing::info!("the change listener reconnected");
-                    // Commits during the outage were not heard: say "moved".
-                    return Ok(true);
+                    tracing::warn!("the change listener reconnected; changes may have been missed");
+                    // Commits during the outage were not heard.
+                    return Ok(Wake::Reconnected);
                 };
                 match l.wait(PG_WAIT) {
-                    Ok(seq) => Ok(seq.is_some()),
+                    Ok(Some(_)) => Ok(Wake::Moved),
+                    Ok(None) => Ok(Wake::Idle),
                     Err(e) => {
                         listener = None;
                         Err(e)
@@ -106,19 +122,30 @@ pub fn postgres(target: &PgTarget) -> Result<watch::Receiver<u64>, StoreError> {
     )
 }
 
-/// One wait of a signal thread: true when the store moved.
-type Wait = Box<dyn FnMut() -> Result<bool, StoreError> + Send>;
+/// What one wait of a signal thread saw.
+enum Wake {
+    /// Nothing committed.
+    Idle,
+    /// The store moved.
+    Moved,
+    /// The listener is back after losing the database: anything may have
+    /// moved meanwhile.
+    Reconnected,
+}
+
+/// One wait of a signal thread.
+type Wait = Box<dyn FnMut() -> Result<Wake, StoreError> + Send>;
 
 fn subscribe(
     key: Key,
     open: impl FnOnce() -> Result<Wait, StoreError>,
-) -> Result<watch::Receiver<u64>, StoreError> {
+) -> Result<watch::Receiver<Generation>, StoreError> {
     let mut map = signals();
     if let Some(tx) = map.get(&key) {
         return Ok(tx.subscribe());
     }
     let mut wait = open()?;
-    let (tx, rx) = watch::channel(0u64);
+    let (tx, rx) = watch::channel(Generation::default());
     map.insert(key.clone(), tx.clone());
     drop(map);
     let k = key.clone();
@@ -138,8 +165,12 @@ fn subscribe(
                     }
                 }
                 match wait() {
-                    Ok(true) => tx.send_modify(|g| *g = g.wrapping_add(1)),
-                    Ok(false) => {}
+                    Ok(Wake::Moved) => tx.send_modify(|g| g.commits = g.commits.wrapping_add(1)),
+                    Ok(Wake::Reconnected) => tx.send_modify(|g| {
+                        g.commits = g.commits.wrapping_add(1);
+                        g.reconnects = g.reconnects.wrapping_add(1);
+                    }),
+                    Ok(Wake::Idle) => {}
                     Err(e) => {
                         tracing::warn!(error = %e, "the change signal failed; retrying");
                         std::thread::sleep(RETRY);

@@ -28,6 +28,7 @@ pub mod error;
 pub mod event;
 mod fold;
 pub(crate) mod handle;
+pub mod health;
 pub mod location;
 pub mod log;
 pub mod model;

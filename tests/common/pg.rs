@@ -22,6 +22,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 pub struct Cluster {
     pub dir: PathBuf,
     pub base: String,
+    /// The data directory and the server options it was started with
+    /// ([`stop`], [`start_again`]).
+    pub data: String,
+    pub opts: String,
 }
 
 /// The role that must give a password, and its password.
@@ -207,7 +211,47 @@ fn start_in(name: &str, tls: Option<&Tls>) -> Result<Cluster, String> {
         "CREATE ROLE {PW_USER} LOGIN SUPERUSER PASSWORD '{PW_RIGHT}'"
     ))
     .map_err(|e| format!("cannot create the password role: {e}"))?;
-    Ok(Cluster { base, dir })
+    Ok(Cluster {
+        base,
+        dir,
+        data,
+        opts,
+    })
+}
+
+/// A cluster of its own for this test process, named `name`, without TLS:
+/// for a test that stops and starts it ([`stop`], [`start_again`]).
+pub fn start_named(name: &str) -> Result<Cluster, String> {
+    start_in(name, None)
+}
+
+/// Stops `c` (`pg_ctl stop -m fast`): every connection to it breaks.
+pub fn stop(c: &Cluster) -> Result<(), String> {
+    let bin = bin_dir().ok_or("no PostgreSQL binaries")?;
+    run_as(
+        &bin.join("pg_ctl"),
+        &["-D", &c.data, "-m", "fast", "-w", "stop"],
+    )
+}
+
+/// Starts `c` again after [`stop`], with the options it first had.
+pub fn start_again(c: &Cluster) -> Result<(), String> {
+    let bin = bin_dir().ok_or("no PostgreSQL binaries")?;
+    let log = format!("{}/log", c.dir.display());
+    run_as(
+        &bin.join("pg_ctl"),
+        &["-D", &c.data, "-o", &c.opts, "-l", &log, "-w", "start"],
+    )
+}
+
+/// A URL naming a fresh schema `t_N` of the cluster `c`.
+pub fn url_in(c: &Cluster) -> String {
+    let n = NEXT.fetch_add(1, Ordering::SeqCst);
+    format!(
+        "{}&options=-csearch_path%3Dt_{}_{n}",
+        c.base,
+        std::process::id()
+    )
 }
 
 /// The cluster of this test process, started on first use.

@@ -326,4 +326,5 @@ events.addEventListener('change', () => {
   clearTimeout(pending);
   pending = setTimeout(() => { const h = location.hash; if (!/^#\/(search|query)/.test(h)) route(); }, 100);
 });
+events.addEventListener('closing', () => { live.textContent = 'server restarting…'; live.classList.remove('on'); });
 events.onerror = () => { live.textContent = 'reconnecting…'; live.classList.remove('on'); };

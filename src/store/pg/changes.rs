@@ -13,6 +13,11 @@ use super::target::PgTarget;
 use super::write::channel;
 use crate::store::error::StoreError;
 
+/// The `application_name` of every listening connection, so an operator
+/// can tell them apart in `pg_stat_activity` (docs/team.md "What to
+/// monitor").
+pub const LISTEN_APP: &str = "cairn-listen";
+
 /// How long [`Listener::moved`] lets the connection read its socket.
 pub const PEEK: Duration = Duration::from_millis(1);
 
@@ -44,7 +49,7 @@ impl Listener {
         let name = channel(&target.schema).replace('"', "\"\"");
         client
             .batch_execute(&format!(
-                "SET search_path TO {}; LISTEN \"{name}\"",
+                "SET application_name TO '{LISTEN_APP}'; SET search_path TO {}; LISTEN \"{name}\"",
                 super::handle::quoted(&target.schema)
             ))
             .map_err(pg_err)?;
@@ -72,6 +77,12 @@ impl Listener {
             newest = Some(newest.map_or(seq, |s: i64| s.max(seq)));
         }
         Ok(newest)
+    }
+
+    /// True once the connection is gone (the server closed it, the
+    /// network broke): a new [`Listener`] is needed.
+    pub fn is_closed(&self) -> bool {
+        self.client.is_closed()
     }
 
     /// True when a commit was announced since the last call. Blocks at

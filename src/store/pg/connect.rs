@@ -18,6 +18,22 @@ use rustls::{CertificateError, DigitallySignedStruct, Error as TlsError, RootCer
 use super::target::{PgTarget, SslMode};
 use crate::store::error::StoreError;
 
+/// Database outages this process noticed: bumped when a connection it
+/// keeps (the tokens table's, the health probe's) is found broken. A
+/// connection made before the last bump may be dead without knowing it
+/// yet (the blocking client notices only at its next query).
+static OUTAGES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many database outages this process noticed ([`saw_outage`]).
+pub fn outages() -> u64 {
+    OUTAGES.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Records that a kept connection was found broken.
+pub(crate) fn saw_outage() {
+    OUTAGES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
 /// Drops `v` (something holding a blocking `postgres` connection) where
 /// that is allowed: closing such a connection blocks on its own runtime,
 /// which panics inside a tokio runtime (an MCP session ending), so there

@@ -157,6 +157,13 @@ impl PgStore {
         self.client.borrow_mut()
     }
 
+    /// True once the connection is gone (the cluster restarted, a
+    /// failover, the backend was terminated): this store answers nothing
+    /// more; open a new one. False while the connection is borrowed.
+    pub fn is_closed(&self) -> bool {
+        self.client.try_borrow().is_ok_and(|c| c.is_closed())
+    }
+
     /// The connection's prepared-statement cache (the fold's).
     pub(crate) fn stmts(&self) -> RefMut<'_, Stmts> {
         self.stmts.borrow_mut()

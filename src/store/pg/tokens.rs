@@ -156,7 +156,9 @@ impl TokenTable {
             match f(c) {
                 Ok(v) => return Ok(v),
                 Err(e) if !c.is_closed() => return Err(pg_err(e)),
-                Err(_) => {}
+                // The database went away meanwhile: every connection of
+                // this process to it may be dead.
+                Err(_) => super::connect::saw_outage(),
             }
         }
         let mut c = connect(&self.target)?;
