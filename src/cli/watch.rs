@@ -242,6 +242,16 @@ fn watch_loop(
     }
 }
 
+/// `d` with [`super::query::NO_CURRENT_HELP`]'s hint (`--current`, said for
+/// `cairn watch`) when it is the no-current-task error and `no_flag`.
+fn with_current_help(d: Diagnostic, no_flag: bool) -> Diagnostic {
+    if no_flag && d.message == crate::tq::plan::NO_CURRENT && d.help.is_none() {
+        d.with_help(super::query::NO_CURRENT_HELP.replace("cairn query", "cairn watch"))
+    } else {
+        d
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,15 +270,5 @@ mod tests {
     fn the_separator_is_utc_seconds() {
         assert_eq!(separator(1_764_460_800 + 3_661), "-- 01:01:01 UTC");
         assert_eq!(separator(0), "-- 00:00:00 UTC");
-    }
-}
-
-/// `d` with [`super::query::NO_CURRENT_HELP`]'s hint (`--current`, said for
-/// `cairn watch`) when it is the no-current-task error and `no_flag`.
-fn with_current_help(d: Diagnostic, no_flag: bool) -> Diagnostic {
-    if no_flag && d.message == crate::tq::plan::NO_CURRENT && d.help.is_none() {
-        d.with_help(super::query::NO_CURRENT_HELP.replace("cairn query", "cairn watch"))
-    } else {
-        d
     }
 }
