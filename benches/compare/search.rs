@@ -23,11 +23,12 @@ pub const TEXT: &str = "flaky deadlock";
 /// The TQ: the search, a status filter, the ten most relevant.
 pub const TQ: &str = r#"(-> (search "flaky deadlock") (:where (= :status "active")) (:take 10))"#;
 
-/// The best hand SQL for [`TQ`]: the hits grouped by task with their best
-/// rank, joined to `tasks`, filtered, top ten by relevance then slug.
+/// The best hand SQL for [`TQ`]: the hits (observations and, since schema
+/// 5, the tasks' own names and descriptions) grouped by task with their
+/// best rank, joined to `tasks`, filtered, top ten by relevance then slug.
 pub fn hand_sql() -> String {
     format!(
-        "WITH h AS (SELECT o.task_id AS id, max(-obs_fts.rank) AS rel FROM obs_fts JOIN observations o ON o.obs_id = obs_fts.rowid WHERE obs_fts MATCH 'flaky deadlock' GROUP BY o.task_id)
+        "WITH h AS (SELECT id, max(rel) AS rel FROM (SELECT o.task_id AS id, -obs_fts.rank AS rel FROM obs_fts JOIN observations o ON o.obs_id = obs_fts.rowid WHERE obs_fts MATCH 'flaky deadlock' UNION ALL SELECT task_fts.rowid, -task_fts.rank FROM task_fts WHERE task_fts MATCH 'flaky deadlock') GROUP BY id)
          SELECT {COLS} FROM h JOIN tasks t ON t.id = h.id WHERE t.status = 'active' ORDER BY h.rel DESC, t.slug LIMIT 10"
     )
 }
