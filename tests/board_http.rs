@@ -535,7 +535,12 @@ fn cairn_board_serves_one_browser_through_a_one_time_link() {
         .collect();
     let a = server.addr.as_str();
     assert_eq!(request(a, "GET", "/board/api/graph", &[], "").status, 401);
-    assert_eq!(mcp(a, &[]).status, 404, "no /mcp behind cairn board");
+    let no_mcp = mcp(a, &[]);
+    assert_eq!(no_mcp.status, 404, "no /mcp behind cairn board");
+    assert_eq!(
+        no_mcp.body.trim_end(),
+        "Not found; cairn board serves only the board, at /; cairn serve --http serves /mcp."
+    );
     let opened = request(a, "GET", &link, &[], "");
     assert_eq!(opened.status, 303);
     let cookie = opened

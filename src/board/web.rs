@@ -76,6 +76,10 @@ pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; 
 /// The most cookie sessions kept; past it the oldest half is forgotten.
 const MAX_SESSIONS: usize = 4096;
 
+/// The `404` sentence of `cairn board`, which serves no `/mcp`.
+pub const NOT_FOUND_BOARD_ONLY: &str =
+    "Not found; cairn board serves only the board, at /; cairn serve --http serves /mcp.";
+
 /// Who may look.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -374,6 +378,9 @@ impl<G: Gatekeeper> Board<G> {
                         "The board could not answer; see the server's log.",
                     ),
                 }
+            }
+            _ if self.access == Access::Link => {
+                text_response(StatusCode::NOT_FOUND, NOT_FOUND_BOARD_ONLY)
             }
             _ => text_response(
                 StatusCode::NOT_FOUND,
