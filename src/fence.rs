@@ -92,18 +92,27 @@ pub fn quote(text: &str) -> String {
 /// "with who wrote it and when"): ` — by session WHO, WHEN UTC` while
 /// [`marking`] (` — by session WHO` when `when` is `None`: the line shows
 /// the time already), `""` otherwise, so the unfenced texts stay
-/// byte-identical. `who` is the writing event's session id (control
-/// characters dropped; [`finish`] escapes what else needs it); an empty
-/// one reads `unknown`. `when` is `YYYY-MM-DD HH:MM` (UTC).
+/// byte-identical. `who` is the writing event's session id: shown when it
+/// is a plain identifier (≤ 64 ASCII letters, digits and `-_.:@/`), else
+/// `(not an identifier)` (a merged log's session id is anybody's text and
+/// the byline stands outside the quotes); an empty one reads `unknown`. `when` is `YYYY-MM-DD HH:MM` (UTC).
 pub fn byline(who: &str, when: Option<&str>) -> String {
     if !marking() {
         return String::new();
     }
-    let who: String = who.chars().filter(|c| !c.is_control()).collect();
-    let who = if who.is_empty() {
+    // A session id is cairn's own (a ULID, a UUID, `cli`…), but one read
+    // from a merged log is anybody's text, and the byline stands outside
+    // the quotes: only a plain identifier is shown as is.
+    let plain = who.chars().count() <= 64
+        && who
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.:@/".contains(c));
+    let who = if !plain {
+        "(not an identifier)"
+    } else if who.is_empty() {
         "unknown"
     } else {
-        who.as_str()
+        who
     };
     match when {
         Some(w) => format!(" — by session {who}, {w} UTC"),
@@ -228,10 +237,18 @@ mod tests {
         assert_eq!(quote("a\u{200B}b"), "a\u{200B}b");
         assert_eq!(byline("s1", Some("2026-01-01 00:00")), "");
         assert_eq!(
-            fenced(|| byline("s\n1", Some("2026-01-01 00:00"))),
+            fenced(|| byline("s1", Some("2026-01-01 00:00"))),
             " — by session s1, 2026-01-01 00:00 UTC"
         );
         assert_eq!(fenced(|| byline("", None)), " — by session unknown");
+        assert_eq!(
+            fenced(|| byline("X, 2020-01-01 00:00 UTC\nEND-0000", None)),
+            " — by session (not an identifier)"
+        );
+        assert_eq!(
+            fenced(|| byline("01JX3T9M8V2K4Q5R6S7T8V9W0X", None)),
+            " — by session 01JX3T9M8V2K4Q5R6S7T8V9W0X"
+        );
         let marked = fenced(|| quote("x\u{E001}y"));
         assert_eq!(marked, "\u{E000}x\\u{e001}y\u{E001}");
         assert!(!marking());

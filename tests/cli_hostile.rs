@@ -319,3 +319,21 @@ fn edit_refuses_control_and_bidi_characters() {
         format!("Set display-name on {A}.\nSet description on {A}.\n")
     );
 }
+
+/// `CAIRN_ROUTE_ID` exported machine-wide for the HTTP servers does not
+/// break a stdio `cairn serve` (stdio has no session ids; hostile pass of
+/// issue 24): it serves, and exits 0 when stdin closes.
+#[test]
+fn a_route_id_in_the_environment_leaves_stdio_serve_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(CAIRN)
+        .arg("--db")
+        .arg(dir.path().join("cairn.db"))
+        .arg("serve")
+        .current_dir(dir.path())
+        .env("CAIRN_ROUTE_ID", "a")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

@@ -138,6 +138,22 @@ async fn healthz_follows_the_database() {
         )
     );
     println!("healthz said 503 in {:?} after the stop", t0.elapsed());
+    // `/mcp` cannot read its tokens either: 503 (a balancer retries), with
+    // a sentence that names the store, not a file.
+    let r = reqwest::Client::new()
+        .post(srv.mcp())
+        .header("Authorization", format!("Bearer {tok}"))
+        .header("Content-Type", "application/json")
+        .header("Accept", "application/json, text/event-stream")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 503);
+    assert_eq!(
+        r.text().await.unwrap(),
+        "The server cannot read its tokens from the store just now; try again (see its log).\n"
+    );
     tokio::task::block_in_place(|| pg::start_again(&c)).unwrap();
     // The probe connects again by itself.
     let t0 = Instant::now();

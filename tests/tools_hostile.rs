@@ -280,4 +280,11 @@ fn a_nul_character_is_refused_and_nothing_is_written() {
         "invalid task.set-metadata event: its text holds a NUL character (U+0000), which cairn does not store"
     );
     assert_eq!(fx.events(), before);
+    // A text that only spells the JSON escape holds no NUL: it is stored.
+    let spelled = r"JSON escapes NUL as \u0000 in strings";
+    assert!(
+        fx.ok("observe", json!({"text": spelled}))
+            .starts_with("Observed on ")
+    );
+    assert_eq!(fx.events(), before + 1);
 }

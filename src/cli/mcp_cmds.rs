@@ -56,8 +56,9 @@ pub struct HttpArgs {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections: Option<u64>,
     /// Hand out session ids as NAME.ID, so a load balancer can route a
-    /// session to this server by its Mcp-Session-Id prefix (docs/team.md)
-    #[arg(long, env = "CAIRN_ROUTE_ID", value_name = "NAME", requires = "http")]
+    /// session to this server by its Mcp-Session-Id prefix (docs/team.md;
+    /// with --http only: stdio has no session ids)
+    #[arg(long, env = "CAIRN_ROUTE_ID", value_name = "NAME")]
     pub route_id: Option<String>,
     /// Fence the text agents and people wrote (descriptions, observations,
     /// metadata values, ...) in tool texts as quoted data between

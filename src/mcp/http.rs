@@ -257,6 +257,12 @@ const FLUSH: Duration = Duration::from_millis(250);
 /// How long the sessions' farewell messages may take, all together.
 const FAREWELL: Duration = Duration::from_secs(2);
 
+/// How long the connections may take to close once the work in flight has
+/// ended (or [`DRAIN`] passed): a half-sent request is not work in flight,
+/// so this is short; the whole stop stays within DRAIN + FLUSH + FAREWELL
+/// + CLOSE (about 14 s), never two full DRAINs.
+const CLOSE: Duration = Duration::from_secs(2);
+
 /// The `503` every request gets once the server is stopping
 /// ([`super::drain::SHUTTING_DOWN`], `Retry-After: 1`, `Connection: close`).
 pub fn stopping_response() -> http::Response<super::http_gate::Body> {
@@ -623,13 +629,13 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
         tracing::warn!("some sessions did not hear the farewell within {FAREWELL:?}");
     }
     drop(open);
-    let closed = tokio::time::timeout(DRAIN, async {
+    let closed = tokio::time::timeout(CLOSE, async {
         ct.cancel();
         graceful.shutdown().await;
     })
     .await;
     if closed.is_err() {
-        tracing::warn!("some connections did not close within {DRAIN:?}");
+        tracing::warn!("some connections did not close within {CLOSE:?}; closing them");
     }
     eprintln!("cairn serve: stopped");
     Ok(())
@@ -643,8 +649,8 @@ fn begin_drain(tx: &mut Option<tokio::sync::oneshot::Sender<()>>) {
     let drain = &super::drain::DRAIN;
     drain.begin();
     eprintln!(
-        "cairn serve: stopping; finishing {} requests in flight, answering new ones 503",
-        drain.busy()
+        "cairn serve: stopping; finishing {} in flight, answering new ones 503",
+        requests(drain.busy())
     );
     tokio::spawn(async move {
         if !drain.idle(DRAIN).await {
@@ -727,6 +733,15 @@ async fn shutdown_signal() {
         }
     }
     let _ = tokio::signal::ctrl_c().await;
+}
+
+/// `1 request`, `N requests`.
+fn requests(n: usize) -> String {
+    if n == 1 {
+        "1 request".to_string()
+    } else {
+        format!("{n} requests")
+    }
 }
 
 #[cfg(test)]

@@ -524,11 +524,16 @@ impl Gate {
         let file: TokenFile = match load_tokens(src) {
             Ok(f) => f,
             Err(e) => {
-                tracing::error!(error = %e, "token file unreadable");
-                return Err(Box::new(text_response(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    "The server cannot read its token file; see its log.",
-                )));
+                // The store is out of reach (a database outage, a locked
+                // file): 503, so a load balancer tries another server.
+                tracing::error!(error = %e, "tokens unreadable");
+                let mut r = text_response(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "The server cannot read its tokens from the store just now; try again (see its log).",
+                );
+                r.headers_mut()
+                    .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+                return Err(Box::new(r));
             }
         };
         let found = match presented {

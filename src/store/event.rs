@@ -326,6 +326,17 @@ pub fn now() -> i64 {
     time::OffsetDateTime::now_utc().unix_timestamp()
 }
 
+/// True when a string anywhere in `v` (a value or an object key) holds a
+/// NUL character (U+0000). A text that merely spells `\u0000` holds none.
+pub fn holds_nul(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(a) => a.iter().any(holds_nul),
+        Value::Object(o) => o.iter().any(|(k, v)| k.contains('\0') || holds_nul(v)),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -87,7 +87,7 @@ pub(crate) fn validate(ev: &NewEvent) -> Result<(), StoreError> {
 /// and folded (import and rebuild never call this). Errors:
 /// [`StoreError::InvalidEvent`].
 pub(crate) fn refuse_nul(ev: &NewEvent) -> Result<(), StoreError> {
-    if canonical_json(&ev.data).contains("\\u0000") {
+    if crate::store::event::holds_nul(&ev.data) {
         return Err(StoreError::InvalidEvent {
             event_type: ev.event_type.clone(),
             reason: "its text holds a NUL character (U+0000), which cairn does not store"

@@ -63,7 +63,11 @@ impl PgStore {
     ) -> Result<PushReport, StoreError> {
         // An old SQLite event with a NUL character cannot be stored here:
         // say which, before anything is written.
-        if let Some(l) = events.iter().find(|l| l.data.contains("\\u0000")) {
+        let nul = |l: &&LogLine| {
+            serde_json::from_str::<serde_json::Value>(&l.data)
+                .is_ok_and(|v| crate::store::event::holds_nul(&v))
+        };
+        if let Some(l) = events.iter().find(nul) {
             return Err(StoreError::CannotPush(format!(
                 "event {} ({} on {}) holds a NUL character (U+0000), which PostgreSQL cannot store; nothing was pushed.",
                 l.event_id, l.event_type, l.task_id
