@@ -128,7 +128,7 @@ pub enum Command {
     /// A task's events, most recent first (timeline).
     #[command(display_order = 11)]
     Log(LogArgs),
-    /// Full-text search over observations (task_search).
+    /// Full-text search over observations, handoffs, task names and descriptions (task_search).
     #[command(display_order = 12)]
     Search(SearchArgs),
     /// The board in the browser, read-only, on 127.0.0.1 with a one-time link (docs/board.md).
