@@ -21,9 +21,10 @@ fn all_read_queries() -> Vec<String> {
 
 /// True for a statement FTS5 runs itself on its shadow tables while it
 /// evaluates a MATCH (`SELECT ... FROM 'main'.'obs_fts_data'`, the
-/// `obs_fts_config` read): part of the one statement, not a second query.
+/// `obs_fts_config` read; the same for `task_fts`, schema 5): part of the
+/// one statement, not a second query.
 fn fts5_internal(sql: &str) -> bool {
-    sql.contains("'obs_fts_")
+    sql.contains("'obs_fts_") || sql.contains("'task_fts_")
 }
 
 /// Runs `q` on a fresh reader and counts the statements SQLite starts:
