@@ -220,6 +220,31 @@ fn main() {
             cold,
             f64::NAN,
         ));
+        // A fresh connection (the first query of a process): ours opens a
+        // read-only connection, compiles, prepares and runs; hand opens one,
+        // prepares and runs (issue 23's "fresh process" rows).
+        for view in ["plan", "plan-frontier", "orphans", "busy"] {
+            let Some(c) = cases.iter().find(|c| c.name == view) else {
+                continue;
+            };
+            let ours = median_ms(|| {
+                let mut conn = store.reader().expect("reader");
+                let p = engine
+                    .prepare(&conn, &session, &c.tq, Surface::Read)
+                    .expect("prepare");
+                black_box(engine.execute_read(&mut conn, &p).ok());
+            });
+            let theirs = median_ms(|| {
+                let conn = ro(&g.path);
+                black_box(run_hand(&conn, &c.hand, &g.current));
+            });
+            eprintln!(
+                "{n:>6} fresh connection {view}: ours {} ms, hand {} ms",
+                fmt_ms(ours),
+                fmt_ms(theirs)
+            );
+            rows.push((format!("fresh connection: {view}"), ours, theirs));
+        }
         let (claim, target_opt, target_naive, claim_hand) = claims::claim_one(&g.path);
         eprintln!(
             "{n:>6} claim-one: ours {} ms (whole write), hand {} ms; target set {} ms optimized, {} ms naive (before issue 23)",

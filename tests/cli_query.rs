@@ -337,7 +337,11 @@ fn explain_prints_sql_parameters_and_plan() {
         "  scan tasks where status in (open, active, blocked) and live and (has :priority) [slug]"
     );
     assert_eq!(lines[10], "-- statement 1 of 1");
-    assert_eq!(lines[11], "WITH RECURSIVE");
+    // The root is a scan of the table: one SELECT, no stage (issue 23).
+    assert_eq!(
+        lines[11],
+        "SELECT t.slug, COALESCE((SELECT fm.value FROM task_metadata fm WHERE fm.task_id = t.id AND fm.key = 'display-name'), t.slug), t.status, NULL, NULL, NULL FROM tasks t WHERE t.status IN ('open', 'active', 'blocked') AND substr(t.slug, 1, 1) <> '@' AND ((SELECT fm.value FROM task_metadata fm WHERE fm.task_id = t.id AND fm.key = ?1) IS NOT NULL) ORDER BY t.slug"
+    );
     assert!(o.stdout.contains("FROM tasks"), "{}", o.stdout);
     assert!(o.stdout.contains("FROM task_metadata"), "{}", o.stdout);
     assert!(lines.contains(&"-- parameters"));

@@ -12,7 +12,7 @@
 //!   and the next run removes the copies of processes that died unseen.
 
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::ExitStatusExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -380,7 +380,20 @@ fn the_next_verify_or_rebuild_removes_copies_left_by_dead_processes() {
 /// Starts `cairn VERB` paused right after its aside copy is made, and
 /// returns it with the copy's path.
 fn paused_in_aside(dir: &Path, db: &Path, verb: &str) -> (Child, PathBuf) {
-    let mut child = cmd(dir, Some(db), &[verb])
+    let mut c = cmd(dir, Some(db), &[verb]);
+    // A test run started in the background of a shell without job control
+    // inherits SIGINT and SIGQUIT as ignored (POSIX), and an ignored signal
+    // stays ignored across exec: give the child the default disposition
+    // so the SIGINT below reaches its handler.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = c
         .env("CAIRN_TEST_PAUSE_IN_ASIDE", "1")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -60,6 +60,16 @@ const CASES: &[(&str, &str, &str)] = &[
         "(query \"orphans\")",
     ),
     (
+        "counter_columns_hops",
+        rules::counter_columns::NAME,
+        "(-> (active) (:where (and (= (count (:follow :phase-of)) 0) (all (:follow :depends-on) (= :status \"completed\")) (>= (count (:back :depends-on)) 2))) (:ids))",
+    ),
+    (
+        "status_complement",
+        rules::status_complement::NAME,
+        "(-> (all) (:minus (dormant)) (:count))",
+    ),
+    (
         "enrich_shown",
         rules::enrich_shown::NAME,
         "(-> (active) (:enrich))",
@@ -187,8 +197,8 @@ fn count_fields_against_constants_use_the_counter_index() {
         ),
         (
             "(-> (all) (:where (= (count (:follow :depends-on)) 0)) (:count))",
-            "count-exists ×1, filter-fusion ×1, order-elision ×1",
-            "(NOT EXISTS (SELECT 1 FROM edges xe WHERE xe.src_id = t.id AND xe.type = 'depends-on'))",
+            "count-exists ×1, counter-columns ×1, filter-fusion ×1, order-elision ×1",
+            "(NOT (t.lateral_out > 0 AND EXISTS (SELECT 1 FROM edges xe WHERE xe.src_id = t.id AND xe.type = 'depends-on')))",
             "SCAN t",
         ),
     ] {

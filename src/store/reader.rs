@@ -71,6 +71,9 @@ pub struct WarmReader {
     catalog: Option<(i64, Arc<CatalogData>)>,
     catalog_loads: u64,
     initialised: bool,
+    /// State a higher room keeps with this connection (the TQ compile
+    /// cache), typed by the room that owns it; see [`WarmReader::slot`].
+    slot: Option<Box<dyn std::any::Any + Send>>,
 }
 
 impl WarmReader {
@@ -84,6 +87,7 @@ impl WarmReader {
             catalog: None,
             catalog_loads: 0,
             initialised: false,
+            slot: None,
         })
     }
 
@@ -125,10 +129,30 @@ impl WarmReader {
         {
             return Ok(Arc::clone(c));
         }
-        let c = Arc::new(read_catalog(&self.conn)?);
+        let fresh = read_catalog(&self.conn)?;
         self.catalog_loads += 1;
+        // The same content keeps the same `Arc`, so whoever keyed state on
+        // the catalog's identity (the compile cache) keeps it across
+        // commits that changed no key and no view.
+        let c = match &self.catalog {
+            Some((_, old)) if **old == fresh => Arc::clone(old),
+            _ => Arc::new(fresh),
+        };
         self.catalog = Some((version, Arc::clone(&c)));
         Ok(c)
+    }
+
+    /// The state of type `T` kept with this connection for its lifetime
+    /// (created with `T::default()` on first use; a slot holding another
+    /// type is replaced). Lets a higher room (the TQ engine's compile cache,
+    /// `tq::cache`) live as long as the warm reader without the store
+    /// knowing its type. `None` only if the slot cannot be read as `T`
+    /// (never after the replacement; callers then go without).
+    pub fn slot<T: Default + Send + 'static>(&mut self) -> Option<&mut T> {
+        if !self.slot.as_ref().is_some_and(|b| b.is::<T>()) {
+            self.slot = Some(Box::new(T::default()));
+        }
+        self.slot.as_mut().and_then(|b| b.downcast_mut::<T>())
     }
 
     /// How many times [`WarmReader::catalog`] read the tables (tests).

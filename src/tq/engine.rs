@@ -24,6 +24,7 @@ mod db;
 mod pg;
 
 use super::ast::{Query, Surface};
+use super::cache;
 use super::diagnostic::{DiagKind, Diagnostic};
 use super::exec::{self, ExecError};
 use super::front;
@@ -286,7 +287,7 @@ impl Engine {
         surface: Surface,
     ) -> Result<String, Diagnostic> {
         let opts = self.options(Some(TEXT_BUDGET));
-        self.run_with(store, session, surface, &opts, |keys| {
+        self.run_with(store, session, surface, &opts, Some(text), |keys| {
             front::compile(text, keys)
         })
         .map(|o| render(&o))
@@ -313,7 +314,7 @@ impl Engine {
         surface: Surface,
     ) -> Result<Output, Diagnostic> {
         let opts = self.options(None);
-        self.run_with(store, session, surface, &opts, |keys| {
+        self.run_with(store, session, surface, &opts, Some(text), |keys| {
             front::compile(text, keys)
         })
     }
@@ -332,37 +333,70 @@ impl Engine {
         surface: Surface,
     ) -> Result<Output, Diagnostic> {
         let opts = self.options(None);
-        self.run_with(store, session, surface, &opts, |_| Ok(query.clone()))
+        self.run_with(store, session, surface, &opts, None, |_| Ok(query.clone()))
     }
 
     /// Opens a reader, prepares the query `compile` yields (given the live
-    /// metadata keys) and executes it on the read or write path.
+    /// metadata keys) and executes it on the read or write path. A read
+    /// query given by its `text` goes through the warm reader's compile
+    /// cache (`tq::cache`): a repeat skips compiling, planning and lowering.
     fn run_with(
         &self,
         store: &Store,
         session: &Session,
         surface: Surface,
         opts: &Options,
+        text: Option<&str>,
         compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
     ) -> Result<Output, Diagnostic> {
         let mut reader = store.warm_reader().map_err(execution_failure)?;
         let catalog = reader.catalog().map_err(execution_failure)?;
-        let prepared = self.plan_with(
-            catalog.meta_keys.clone(),
-            catalog.user_views.clone(),
-            session,
-            surface,
-            compile,
-        )?;
-        if prepared.plan.writes() {
-            drop(reader);
-            self.execute_write(store, session, &prepared.plan)
-        } else {
+        let key = text.and_then(|t| {
+            cache::Key::new(
+                t,
+                surface,
+                session.current.as_deref(),
+                session.agent.as_deref(),
+                opts,
+            )
+        });
+        let hit = key.as_ref().and_then(|k| {
             reader
-                .init_once(exec::register_functions)
-                .map_err(execution_failure)?;
-            self.run_read_limited(reader.conn_mut(), &prepared, opts)
-        }
+                .slot::<cache::CompileCache>()
+                .and_then(|c| c.get(&catalog, k))
+        });
+        let compiled = match hit {
+            Some(c) => c,
+            None => {
+                let prepared = self.plan_with(
+                    catalog.meta_keys.clone(),
+                    catalog.user_views.clone(),
+                    session,
+                    surface,
+                    compile,
+                )?;
+                if prepared.plan.writes() {
+                    drop(reader);
+                    return self.execute_write(store, session, &prepared.plan);
+                }
+                let (ir, _) = exec::optimized_ir(&prepared.plan, opts);
+                let (statement, now_slots) = sql::lower_ir_clocked(&ir, &sql::SQLITE);
+                let c = Arc::new(cache::Compiled {
+                    plan: prepared.plan,
+                    statement,
+                    now_slots,
+                });
+                if let (Some(k), Some(slot)) = (key, reader.slot::<cache::CompileCache>()) {
+                    slot.put(&catalog, k, Arc::clone(&c));
+                }
+                c
+            }
+        };
+        reader
+            .init_once(exec::register_functions)
+            .map_err(execution_failure)?;
+        let st = compiled.statement_at(self.clock.claims_now());
+        self.run_statement_limited(reader.conn_mut(), &compiled.plan, &st)
     }
 
     /// Reads the catalog (ONE statement: metadata keys and user views) on
@@ -442,6 +476,19 @@ impl Engine {
         prepared: &Prepared,
         opts: &Options,
     ) -> Result<Output, Diagnostic> {
+        let st = exec::read_statement_with(&prepared.plan, opts);
+        self.run_statement_limited(conn, &prepared.plan, &st)
+    }
+
+    /// Runs read plan `plan`'s lowered statement `st` on `conn` (SQL
+    /// functions registered) under the time limit; its rows shaped under
+    /// the same deadline.
+    fn run_statement_limited(
+        &self,
+        conn: &mut Connection,
+        plan: &Plan,
+        st: &Statement,
+    ) -> Result<Output, Diagnostic> {
         let deadline = Instant::now() + self.time_limit;
         let cancel = self.cancel.clone();
         conn.progress_handler(
@@ -450,7 +497,7 @@ impl Engine {
         )
         .map_err(execution_failure)?;
         let shaping = exec::Deadline::at(deadline).with_pause(self.shaping_pause);
-        let out = exec::run_read_within(conn, &prepared.plan, opts, &shaping);
+        let out = exec::fetch(conn, st, &plan.main, &shaping);
         let _ = conn.progress_handler(0, None::<fn() -> bool>);
         out.map_err(|e| self.exec_diag(e))
     }

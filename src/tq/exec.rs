@@ -15,7 +15,7 @@ use super::ir::{self, Fired, Ir, Options};
 use super::plan::{Pipeline, Plan, Shaper};
 use super::registry;
 use super::render::{Cell, Output, ProjRow, TaskRow, group_checked};
-use super::sql::{self, FOLD_FN, MISSING_CURRENT_FN, Param, Statement, Tail};
+use super::sql::{self, CONTAINS_FN, FOLD_FN, MISSING_CURRENT_FN, Param, Statement, Tail};
 
 /// Marks an error raised by our own SQL function, carrying a query error text.
 const QUERY_ERROR_MARK: &str = "tq-query-error: ";
@@ -127,8 +127,9 @@ pub fn classify(e: rusqlite::Error) -> ExecError {
 }
 
 /// Registers the SQL functions the lowered statements call on `conn`: the
-/// missing current task error ([`MISSING_CURRENT_FN`]) and the Unicode case
-/// fold ([`FOLD_FN`], see [`fold`]).
+/// missing current task error ([`MISSING_CURRENT_FN`]), the Unicode case
+/// fold ([`FOLD_FN`], see [`fold`]) and the folded containment test
+/// ([`CONTAINS_FN`], see [`contains_folded`]).
 pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
     conn.create_scalar_function(MISSING_CURRENT_FN, 1, FunctionFlags::SQLITE_UTF8, |ctx| {
         let slug: String = ctx.get(0)?;
@@ -141,7 +142,49 @@ pub fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
         1,
         FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
         |ctx| Ok(fold(ctx.get_raw(0))),
+    )?;
+    conn.create_scalar_function(
+        CONTAINS_FN,
+        2,
+        FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC,
+        |ctx| {
+            // The needle is folded once per statement (SQLite keeps it as
+            // the argument's auxiliary data while the argument is constant).
+            let needle: std::sync::Arc<Option<String>> = ctx
+                .get_or_create_aux(1, |v| -> Result<Option<String>, rusqlite::Error> {
+                    Ok(fold(v))
+                })?;
+            Ok(match needle.as_deref() {
+                None => None,
+                Some(n) => contains_folded(ctx.get_raw(0), n).map(i64::from),
+            })
+        },
     )
+}
+
+/// `tq_contains(hay, needle)`: 1 when the case fold of `hay` ([`fold`])
+/// contains `needle_folded` (already folded), 0 when not, `None` when
+/// `hay` is NULL: `instr(tq_fold(hay), tq_fold(needle)) > 0` without
+/// building the folded text of an ASCII `hay` (ASCII folds byte by byte),
+/// so a `(node "…")` scan of every slug allocates nothing per row.
+pub fn contains_folded(hay: rusqlite::types::ValueRef<'_>, needle_folded: &str) -> Option<bool> {
+    use rusqlite::types::ValueRef;
+    let n = needle_folded.as_bytes();
+    match hay {
+        ValueRef::Text(b) | ValueRef::Blob(b) if b.is_ascii() => {
+            if n.is_empty() {
+                return Some(true);
+            }
+            if n.len() > b.len() {
+                return Some(false);
+            }
+            Some(
+                b.windows(n.len())
+                    .any(|w| w.iter().zip(n).all(|(a, c)| a.to_ascii_lowercase() == *c)),
+            )
+        }
+        v => fold(v).map(|h| h.contains(needle_folded)),
+    }
 }
 
 /// `tq_fold(x)`: the case fold of `(node ...)` and `(matches ...)`
@@ -388,4 +431,35 @@ pub fn fetch_rows(conn: &Connection, st: &Statement, p: &Pipeline) -> Result<Fet
         }))
     };
     inner().map_err(classify)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rusqlite::types::ValueRef;
+
+    #[test]
+    fn contains_folded_is_instr_over_the_fold() {
+        let t = |s: &'static str| ValueRef::Text(s.as_bytes());
+        // ASCII, folded byte by byte.
+        assert_eq!(contains_folded(t("2026-01-01-AuTh-x"), "auth"), Some(true));
+        assert_eq!(contains_folded(t("2026-01-01-auth"), "autH"), Some(false));
+        assert_eq!(contains_folded(t("ab"), "abc"), Some(false));
+        assert_eq!(contains_folded(t("ab"), ""), Some(true));
+        // A non-ASCII needle never matches inside ASCII text.
+        assert_eq!(contains_folded(t("cafe"), "café"), Some(false));
+        // Non-ASCII text is folded in full (É → é, ẞ → ß).
+        assert_eq!(contains_folded(t("CAFÉ-STRAẞE"), "é-straß"), Some(true));
+        assert_eq!(contains_folded(ValueRef::Null, "a"), None);
+        assert_eq!(contains_folded(ValueRef::Integer(1234), "23"), Some(true));
+        // The same answer as the fold of both sides, on a sample.
+        for (hay, needle) in [("Ab-Cd", "b-c"), ("İx", "i̇x"), ("ǅ", "ǆ"), ("x", "X")] {
+            let want = hay.to_lowercase().contains(&needle.to_lowercase());
+            assert_eq!(
+                contains_folded(t(hay), &needle.to_lowercase()),
+                Some(want),
+                "{hay} / {needle}"
+            );
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! query → plan → SQL → rows → text.
 
 pub mod ast;
+pub mod cache;
 pub mod check;
 pub mod diagnostic;
 pub mod engine;

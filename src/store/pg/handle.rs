@@ -38,6 +38,9 @@ pub struct PgStore {
     client: std::mem::ManuallyDrop<RefCell<postgres::Client>>,
     stmts: RefCell<Stmts>,
     read_stmts: RefCell<std::collections::HashMap<String, postgres::Statement>>,
+    /// State a higher room keeps with this connection (the TQ compile
+    /// cache); see [`PgStore::slot`].
+    slot: RefCell<Option<Box<dyn std::any::Any + Send>>>,
     target: PgTarget,
 }
 
@@ -142,6 +145,7 @@ impl PgStore {
             client: std::mem::ManuallyDrop::new(RefCell::new(client)),
             stmts: RefCell::new(Stmts::new()),
             read_stmts: RefCell::new(std::collections::HashMap::new()),
+            slot: RefCell::new(None),
             target: target.clone(),
         })
     }
@@ -173,6 +177,22 @@ impl PgStore {
     /// (`tq::exec_pg::fetch_rows_cached`).
     pub fn read_stmts(&self) -> RefMut<'_, std::collections::HashMap<String, postgres::Statement>> {
         self.read_stmts.borrow_mut()
+    }
+
+    /// Runs `f` on the state of type `T` kept with this connection (created
+    /// with `T::default()` on first use; a slot holding another type is
+    /// replaced): the TQ engine's compile cache (`tq::cache`) lives as long
+    /// as the connection without the store knowing its type. `None` when
+    /// the slot is already borrowed (re-entrant use) — callers go without.
+    pub fn with_slot<T: Default + Send + 'static, R>(
+        &self,
+        f: impl FnOnce(&mut T) -> R,
+    ) -> Option<R> {
+        let mut slot = self.slot.try_borrow_mut().ok()?;
+        if !slot.as_ref().is_some_and(|b| b.is::<T>()) {
+            *slot = Some(Box::new(T::default()));
+        }
+        slot.as_mut().and_then(|b| b.downcast_mut::<T>()).map(f)
     }
 
     /// The number of events in the log. Errors: [`StoreError::Postgres`].

@@ -16,6 +16,7 @@ use super::{Engine, Explain, ExplainedStatement};
 use crate::session::Session;
 use crate::store::pg::PgStore;
 use crate::tq::ast::{Query, Surface};
+use crate::tq::cache;
 use crate::tq::diagnostic::Diagnostic;
 use crate::tq::exec::{self, Deadline};
 use crate::tq::exec_pg;
@@ -79,7 +80,7 @@ impl Engine {
         surface: Surface,
     ) -> Result<String, Diagnostic> {
         let opts = self.options(Some(TEXT_BUDGET));
-        self.run_with_pg(store, session, surface, &opts, |keys| {
+        self.run_with_pg(store, session, surface, &opts, Some(text), |keys| {
             front::compile(text, keys)
         })
         .map(|o| render(&o))
@@ -94,7 +95,7 @@ impl Engine {
         surface: Surface,
     ) -> Result<Output, Diagnostic> {
         let opts = self.options(None);
-        self.run_with_pg(store, session, surface, &opts, |keys| {
+        self.run_with_pg(store, session, surface, &opts, Some(text), |keys| {
             front::compile(text, keys)
         })
     }
@@ -109,7 +110,7 @@ impl Engine {
         surface: Surface,
     ) -> Result<Output, Diagnostic> {
         let opts = self.options(None);
-        self.run_with_pg(store, session, surface, &opts, |_| Ok(query.clone()))
+        self.run_with_pg(store, session, surface, &opts, None, |_| Ok(query.clone()))
     }
 
     /// [`Engine::run_value_pg`] under explicit optimizer options (the
@@ -122,7 +123,7 @@ impl Engine {
         surface: Surface,
         opts: &Options,
     ) -> Result<Output, Diagnostic> {
-        self.run_with_pg(store, session, surface, opts, |keys| {
+        self.run_with_pg(store, session, surface, opts, Some(text), |keys| {
             front::compile(text, keys)
         })
     }
@@ -133,6 +134,7 @@ impl Engine {
         session: &Session,
         surface: Surface,
         opts: &Options,
+        text: Option<&str>,
         compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
     ) -> Result<Output, Diagnostic> {
         if self.cancel.is_cancelled() {
@@ -148,19 +150,62 @@ impl Engine {
             let _watchdog = Watchdog::start(self, store, client.cancel_token());
             let (keys, views) = exec_pg::begin_read_with_catalog(&mut client, self.time_limit)
                 .map_err(|e| self.exec_diag(e))?;
-            let prepared = match self.plan_with(keys, views, session, surface, compile) {
-                Ok(p) => p,
-                Err(d) => {
-                    exec_pg::end_read(&mut client, false);
-                    return Err(d);
+            let catalog = std::sync::Arc::new(crate::store::CatalogData {
+                meta_keys: keys,
+                user_views: views,
+            });
+            let key = text.and_then(|t| {
+                cache::Key::new(
+                    t,
+                    surface,
+                    session.current.as_deref(),
+                    session.agent.as_deref(),
+                    opts,
+                )
+            });
+            let hit = key.as_ref().and_then(|k| {
+                store
+                    .with_slot(|c: &mut cache::CompileCache| c.get(&catalog, k))
+                    .flatten()
+            });
+            let compiled = match hit {
+                Some(c) => c,
+                None => {
+                    let prepared = match self.plan_with(
+                        catalog.meta_keys.clone(),
+                        catalog.user_views.clone(),
+                        session,
+                        surface,
+                        compile,
+                    ) {
+                        Ok(p) => p,
+                        Err(d) => {
+                            exec_pg::end_read(&mut client, false);
+                            return Err(d);
+                        }
+                    };
+                    if prepared.plan.writes() {
+                        exec_pg::end_read(&mut client, false);
+                        drop(_watchdog);
+                        drop(client);
+                        return self.execute_write_pg(store, session, &prepared.plan);
+                    }
+                    let (ir, _) = exec::optimized_ir(&prepared.plan, opts);
+                    let (statement, now_slots) =
+                        crate::tq::sql::lower_ir_clocked(&ir, &crate::tq::sql::POSTGRES);
+                    let c = std::sync::Arc::new(cache::Compiled {
+                        plan: prepared.plan,
+                        statement,
+                        now_slots,
+                    });
+                    if let Some(k) = key {
+                        let _ = store.with_slot(|cc: &mut cache::CompileCache| {
+                            cc.put(&catalog, k, std::sync::Arc::clone(&c))
+                        });
+                    }
+                    c
                 }
             };
-            if prepared.plan.writes() {
-                exec_pg::end_read(&mut client, false);
-                drop(_watchdog);
-                drop(client);
-                return self.execute_write_pg(store, session, &prepared.plan);
-            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 exec_pg::end_read(&mut client, false);
@@ -177,12 +222,12 @@ impl Engine {
                 exec_pg::end_read(&mut client, false);
                 return Err(self.exec_diag(exec_pg::classify(e)));
             }
-            let st = exec_pg::read_statement_with(&prepared.plan, opts);
+            let st = compiled.statement_at(self.clock.claims_now());
             let out = exec_pg::fetch_rows_cached(
                 &mut client,
                 &mut store.read_stmts(),
                 &st,
-                &prepared.plan.main,
+                &compiled.plan.main,
             );
             exec_pg::end_read(&mut client, out.is_ok());
             out.map_err(|e| self.exec_diag(e))?

@@ -67,6 +67,10 @@ const NODE_RULES: &[(&str, NodeRule)] = &[
     (rules::inline_source::NAME, rules::inline_source::apply),
     (rules::union_or::NAME, rules::union_or::apply),
     (rules::filter_fusion::NAME, rules::filter_fusion::apply),
+    (
+        rules::status_complement::NAME,
+        rules::status_complement::apply,
+    ),
 ];
 
 const COND_RULES: &[(&str, CondRule)] = &[
@@ -81,6 +85,7 @@ pub const ALL_RULES: &[&str] = &[
     rules::inline_source::NAME,
     rules::union_or::NAME,
     rules::filter_fusion::NAME,
+    rules::status_complement::NAME,
     rules::count_exists::NAME,
     rules::has_parent::NAME,
     rules::order_elision::NAME,

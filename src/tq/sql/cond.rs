@@ -40,6 +40,23 @@ impl Lower {
             // serves (issue 23: `NOT (… IS NOT NULL)` walked every live task).
             Cond::Not(c) if **c == Cond::HasParent => format!("({t}.parent_task_id IS NULL)"),
             Cond::Not(c) => format!("(NOT {})", self.cond(c, row)),
+            Cond::Exists(trav) if self.counters && row.r.is_none() => {
+                // The maintained counters answer or pre-filter the test
+                // (issue 23): a task with no children, or no lateral edge
+                // that way, needs no probe.
+                let probe = self.exists(trav, &t);
+                match (trav.edge.class(), trav.dir) {
+                    (EdgeClass::Structural, TravDir::Follow) => format!("({t}.child_count > 0)"),
+                    (EdgeClass::Structural, TravDir::Back) => probe,
+                    (EdgeClass::Lateral, _) if !self.d.counter_prefilter() => probe,
+                    (EdgeClass::Lateral, TravDir::Follow) => {
+                        format!("({t}.lateral_out > 0 AND {probe})")
+                    }
+                    (EdgeClass::Lateral, TravDir::Back) => {
+                        format!("({t}.lateral_in > 0 AND {probe})")
+                    }
+                }
+            }
             Cond::Exists(trav) => self.exists(trav, &t),
             Cond::Linked => format!(
                 "({t}.parent_task_id IS NOT NULL OR EXISTS (SELECT 1 FROM tasks lc WHERE lc.parent_task_id = {t}.id) OR EXISTS (SELECT 1 FROM edges le WHERE le.src_id = {t}.id) OR EXISTS (SELECT 1 FROM edges le WHERE le.dst_id = {t}.id))"

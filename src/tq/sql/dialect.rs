@@ -4,7 +4,7 @@
 //! second implementation (issue 21, spec/team.md "The same on both
 //! engines").
 
-use super::{FOLD_FN, MISSING_CURRENT_FN, Param};
+use super::{CONTAINS_FN, MISSING_CURRENT_FN, Param};
 
 /// Engine-specific SQL spellings. Arguments are SQL expressions or `?N`
 /// placeholders already built by the lowering (never user text).
@@ -63,6 +63,12 @@ pub trait Dialect: Sync {
     /// (SQLite); false when it must name itself once, in the last arm
     /// (PostgreSQL).
     fn multi_recursive_arms(&self) -> bool;
+    /// True when a one-hop test over lateral edges is pre-filtered by the
+    /// row's maintained counter (`t.lateral_out = 0 OR NOT EXISTS (…)`;
+    /// issue 23): SQLite evaluates the `OR` left to right and skips the
+    /// probe. PostgreSQL: false — the `OR` would keep its planner from
+    /// turning `NOT EXISTS` into an anti-join.
+    fn counter_prefilter(&self) -> bool;
     /// The predicate `e` with NULL read as false (a non-NULL truth value).
     fn null_false(&self, e: &str) -> String;
     /// The index query `(search "text")` binds for the raw `text`
@@ -81,7 +87,8 @@ pub trait Dialect: Sync {
 }
 
 /// SQLite (3.35+: `MATERIALIZED`, window functions, JSON1); the registered
-/// functions `tq_fold` and `tq_missing_current` come from `exec.rs`.
+/// functions `tq_fold`, `tq_contains` and `tq_missing_current` come from
+/// `exec.rs`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Sqlite;
 
@@ -119,7 +126,7 @@ impl Dialect for Sqlite {
     }
 
     fn contains_folded(&self, hay: &str, needle: &str) -> String {
-        format!("instr({FOLD_FN}({hay}), {FOLD_FN}({needle})) > 0")
+        format!("{CONTAINS_FN}({hay}, {needle})")
     }
 
     fn not_reserved(&self, slug: &str) -> String {
@@ -173,6 +180,10 @@ impl Dialect for Sqlite {
     }
 
     fn multi_recursive_arms(&self) -> bool {
+        true
+    }
+
+    fn counter_prefilter(&self) -> bool {
         true
     }
 

@@ -126,6 +126,10 @@ impl Lower {
     pub fn count(&mut self, trav: &Trav, row: &Row) -> String {
         let t = &row.t;
         match (trav.edge.class(), trav.dir) {
+            // The maintained counter on a task row (issue 23).
+            (EdgeClass::Structural, TravDir::Follow) if self.counters && row.r.is_none() => {
+                format!("{t}.child_count")
+            }
             (EdgeClass::Structural, TravDir::Follow) => {
                 format!("(SELECT count(*) FROM tasks cc WHERE cc.parent_task_id = {t}.id)")
             }
@@ -208,10 +212,34 @@ impl Lower {
                     Cmp::Ge => ">=",
                     Cmp::Le => "<=",
                 };
-                if self.never_null(v) {
+                let test = if self.never_null(v) {
                     format!("({e} {op} {p})")
                 } else {
                     self.d.null_false(&format!("{e} {op} {p}"))
+                };
+                // A lateral count of at least n > 0 needs at least n
+                // lateral edges that way: the maintained counter rules out
+                // the rest without counting (issue 23).
+                let at_least = match cmp {
+                    Cmp::Gt => n.floor() + 1.0,
+                    Cmp::Ge => n.ceil(),
+                    Cmp::Lt | Cmp::Le => 0.0,
+                };
+                match v {
+                    Value::Count(trav)
+                        if self.counters
+                            && self.d.counter_prefilter()
+                            && row.r.is_none()
+                            && at_least >= 1.0
+                            && trav.edge.class() == EdgeClass::Lateral =>
+                    {
+                        let c = match trav.dir {
+                            TravDir::Follow => "lateral_out",
+                            TravDir::Back => "lateral_in",
+                        };
+                        format!("({}.{c} >= {p} AND {test})", row.t)
+                    }
+                    _ => test,
                 }
             }
             Pred::Date(op, f, d) => {
@@ -252,10 +280,25 @@ impl Lower {
                     ),
                 };
                 let inner = self.pred(p, &Row::task(&n));
-                match q {
+                let test = match q {
                     Quant::Any => format!("EXISTS (SELECT 1 {hop} AND {inner})"),
                     Quant::None => format!("(NOT EXISTS (SELECT 1 {hop} AND {inner}))"),
                     Quant::All => format!("(NOT EXISTS (SELECT 1 {hop} AND NOT {inner}))"),
+                };
+                // On a task row the maintained counter of the hop's edges
+                // decides a task with none without a probe (issue 23): `any`
+                // is false there, `all`/`none` true.
+                let counter = match (trav.edge.class(), trav.dir) {
+                    _ if !self.counters || row.r.is_some() || !self.d.counter_prefilter() => None,
+                    (EdgeClass::Structural, TravDir::Follow) => Some("child_count"),
+                    (EdgeClass::Structural, TravDir::Back) => None,
+                    (EdgeClass::Lateral, TravDir::Follow) => Some("lateral_out"),
+                    (EdgeClass::Lateral, TravDir::Back) => Some("lateral_in"),
+                };
+                match (counter, q) {
+                    (None, _) => test,
+                    (Some(c), Quant::Any) => format!("({t}.{c} > 0 AND {test})"),
+                    (Some(c), Quant::None | Quant::All) => format!("({t}.{c} = 0 OR {test})"),
                 }
             }
         }

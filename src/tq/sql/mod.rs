@@ -29,8 +29,8 @@ mod tail;
 pub use dialect::{Dialect, SQLITE, Sqlite};
 pub use postgres::{POSTGRES, Postgres};
 pub use statement::{
-    FOLD_FN, MISSING_CURRENT_FN, Param, Start, Statement, Tail, catalog, counter_columns_probe,
-    explain_query_plan, task_id, user_view_text,
+    CONTAINS_FN, FOLD_FN, MISSING_CURRENT_FN, Param, Start, Statement, Tail, catalog,
+    counter_columns_probe, explain_query_plan, task_id, user_view_text,
 };
 
 pub use expr::{UNIVERSAL_ABOVE, UNIVERSAL_SHIFT, clock};
@@ -71,6 +71,14 @@ pub fn lower_ir(ir: &Ir) -> Statement {
 /// Lowers an IR (optimized or not) to ONE statement through dialect `d`
 /// ([`SQLITE`] or [`POSTGRES`]); placeholders are `d`'s.
 pub fn lower_ir_with(ir: &Ir, d: &'static dyn Dialect) -> Statement {
+    lower_ir_clocked(ir, d).0
+}
+
+/// [`lower_ir_with`], plus the indexes into `params` of every parameter
+/// bound to the clock reading [`Ir::now`] (empty when the statement does not
+/// read the clock): a cached statement is re-run at another instant by
+/// rebinding exactly those (`tq::cache`).
+pub fn lower_ir_clocked(ir: &Ir, d: &'static dyn Dialect) -> (Statement, Vec<usize>) {
     let mut l = Lower {
         params: Vec::new(),
         ctes: Vec::new(),
@@ -81,6 +89,7 @@ pub fn lower_ir_with(ir: &Ir, d: &'static dyn Dialect) -> Statement {
         now: ir.now,
         status_off_index: false,
         searches: Vec::new(),
+        now_slots: Vec::new(),
         d,
     };
     if ir.reflect {
@@ -90,17 +99,25 @@ pub fn lower_ir_with(ir: &Ir, d: &'static dyn Dialect) -> Statement {
     for text in ir.root.searches() {
         l.search_hits(text);
     }
-    let stage = l.rel(&ir.root);
-    let fin = l.tail(&stage, &ir.root.order, &ir.shape);
+    let fin = match l.fused_root(&ir.root, &ir.shape) {
+        Some(fin) => fin,
+        None => {
+            let stage = l.rel(&ir.root);
+            l.tail(&stage, &ir.root.order, &ir.shape)
+        }
+    };
     let sql = if l.ctes.is_empty() {
         fin
     } else {
         format!("{}\n{}\n{}", l.d.with_recursive(), l.ctes.join(",\n"), fin)
     };
-    Statement {
-        sql,
-        params: l.params,
-    }
+    (
+        Statement {
+            sql,
+            params: l.params,
+        },
+        l.now_slots,
+    )
 }
 
 /// The statement builder.
@@ -120,6 +137,8 @@ pub(crate) struct Lower {
     /// The hit relation of each `(search …)` text: `(text, CTE name)`, in
     /// reading order (the first is the one `:relevance` reads).
     searches: Vec<(String, String)>,
+    /// Indexes into `params` of the clock reading's bindings.
+    now_slots: Vec<usize>,
     d: &'static dyn Dialect,
 }
 
@@ -149,6 +168,7 @@ impl Lower {
     /// not completed or abandoned). A 0/1 (NULL when `claim_until` is NULL).
     pub(crate) fn claim_live(&mut self, t: &str) -> String {
         let now = self.int(self.now);
+        self.now_slots.push(self.params.len() - 1);
         format!(
             "{t}.claim_until > {now} AND {t}.status NOT IN ({})",
             status_list(&[Status::Completed, Status::Abandoned])
@@ -222,6 +242,16 @@ impl Lower {
         } else {
             ""
         };
+        self.ctes.push(format!("{name}(id, ord) AS {hint}({body})"));
+        name
+    }
+
+    /// A stage SQLite and PostgreSQL compute once however often it is read
+    /// (`AS MATERIALIZED`).
+    fn cte_materialized(&mut self, body: String) -> String {
+        self.n += 1;
+        let name = format!("s{}", self.n);
+        let hint = self.d.materialized();
         self.ctes.push(format!("{name}(id, ord) AS {hint}({body})"));
         name
     }

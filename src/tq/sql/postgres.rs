@@ -124,6 +124,10 @@ impl Dialect for Postgres {
         false
     }
 
+    fn counter_prefilter(&self) -> bool {
+        false
+    }
+
     /// `IS TRUE` instead of `COALESCE(e, FALSE)` (the same truth value): the
     /// planner estimates `(e) IS TRUE` with `e`'s own selectivity and a
     /// `COALESCE` with a default guess. With the guess, claim-one's

@@ -51,6 +51,29 @@ impl Lower {
                 self.cte(format!("SELECT x.id, x.ord {join} WHERE {cond}"))
             }
             Node::SemiJoin { input, other, anti } => {
+                if let (
+                    false,
+                    Node::Scan {
+                        from: Base::Tasks,
+                        conds,
+                    },
+                ) = (self.reflect, &other.node)
+                {
+                    // The other side is a test on the row itself (`(:minus
+                    // (dormant))` over anything): no second relation, the
+                    // test reads the input's own task row.
+                    let a = self.rel(input);
+                    let (row, join) = self.row_join(&a);
+                    let parts: Vec<String> = conds.iter().map(|c| self.cond(c, &row)).collect();
+                    let all = if parts.is_empty() {
+                        self.d.truth(true).to_string()
+                    } else {
+                        parts.join(" AND ")
+                    };
+                    let not = if *anti { "NOT " } else { "" };
+                    let s = self.cte(format!("SELECT x.id, 0 {join} WHERE {not}({all})"));
+                    return self.ranked_if(s, want_rank, &Order::Slug);
+                }
                 let a = self.rel(input);
                 let b = self.rel(other);
                 let not = if *anti { "NOT " } else { "" };
@@ -60,14 +83,27 @@ impl Lower {
                 self.ranked_if(s, want_rank, &Order::Slug)
             }
             Node::SetOp(SetOp::OrElse, a, b) => {
-                // Each operand's stage is read ONCE: the rows of both, tagged
-                // 0 and 1, keep the smallest tag present. (Reading `a` twice,
-                // for its rows and for `NOT EXISTS`, made SQLite expand a
-                // chain of n steps 2^n times: "too complex" at 8; issue 26.)
+                // Reading `a` twice unmaterialized made SQLite expand a
+                // chain of n steps 2^n times ("too complex" at 8; issue 26),
+                // so `a` is one MATERIALIZED stage (issue 23: the tagged
+                // form below computes `b` even when `a` has rows).
+                let chained = matches!(a.node, Node::SetOp(SetOp::OrElse, _, _));
                 let a = self.rel(a);
                 let b = self.rel(b);
+                if chained {
+                    // Inside a chain of or-elses each level's `a` is read
+                    // ONCE: both sides tagged, the smallest tag present
+                    // kept (a materialized `a` per level still nests too
+                    // deep for SQLite at 8 levels).
+                    return self.cte(format!(
+                        "SELECT id, ord FROM (SELECT id, ord, src, MIN(src) OVER () AS fst FROM (SELECT id, ord, 0 AS src FROM {a} UNION ALL SELECT id, ord, 1 FROM {b}) u) v WHERE src = fst"
+                    ));
+                }
+                // `a` materialized once, read twice (its rows, and whether
+                // it has any); `b` is read only when it has none.
+                let m = self.cte_materialized(format!("SELECT id, ord FROM {a}"));
                 self.cte(format!(
-                    "SELECT id, ord FROM (SELECT id, ord, src, MIN(src) OVER () AS fst FROM (SELECT id, ord, 0 AS src FROM {a} UNION ALL SELECT id, ord, 1 FROM {b}) u) v WHERE src = fst"
+                    "SELECT id, ord FROM {m} UNION ALL SELECT id, ord FROM {b} WHERE NOT EXISTS (SELECT 1 FROM {m})"
                 ))
             }
             Node::SetOp(op, a, b) => {
@@ -175,6 +211,13 @@ impl Lower {
 
     /// `SELECT t.id, {ord} FROM tasks t WHERE ...` for a scan.
     pub(super) fn scan_body(&mut self, from: &Base, conds: &[Cond], ord: &str) -> String {
+        let from_where = self.scan_from(from, conds);
+        format!("SELECT t.id, {ord} {from_where}")
+    }
+
+    /// `FROM tasks t [JOIN hits] [WHERE ...]` for a scan (the rows of a
+    /// scan, read through the alias `t`).
+    pub(super) fn scan_from(&mut self, from: &Base, conds: &[Cond]) -> String {
         let mut wh: Vec<String> = Vec::new();
         let mut join = String::new();
         match from {
@@ -218,6 +261,6 @@ impl Lower {
         } else {
             format!(" WHERE {}", wh.join(" AND "))
         };
-        format!("SELECT t.id, {ord} FROM tasks t{join}{wh}")
+        format!("FROM tasks t{join}{wh}")
     }
 }

@@ -141,3 +141,8 @@ pub const MISSING_CURRENT_FN: &str = "tq_missing_current";
 /// `(node ...)` and `(matches ...)` (Unicode lower case, unlike SQLite's
 /// ASCII-only `lower()`); the executor registers it (`exec::fold`).
 pub const FOLD_FN: &str = "tq_fold";
+
+/// The SQLite function `tq_contains(hay, needle)`: 0/1, whether the case
+/// fold of `hay` contains the case fold of `needle` (NULL on a NULL
+/// `hay`); registered by `tq::exec::register_functions`.
+pub const CONTAINS_FN: &str = "tq_contains";

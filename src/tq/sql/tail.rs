@@ -5,7 +5,7 @@ use super::expr::{Row, edge_lit};
 use super::{Lower, status_list};
 use crate::store::model::EdgeClass;
 use crate::tq::ast::{Field, Status};
-use crate::tq::ir::{Order, Shape};
+use crate::tq::ir::{Base, Node, Order, Rel, Shape};
 use crate::tq::plan::Mutation;
 
 impl Lower {
@@ -29,6 +29,100 @@ impl Lower {
             }
             None => format!("{slug}, {display}, {t}.status, NULL, NULL, NULL"),
         }
+    }
+
+    /// The whole final SELECT read straight off the task table, when the
+    /// root is a scan of it (by slug or unordered) or a top-n straight over
+    /// the table, and the shape needs no rank: `SELECT cols FROM tasks t
+    /// WHERE ... ORDER BY key [LIMIT n]`, the statement a person would
+    /// write, with no stage joined back to `tasks` and sorted again
+    /// (issue 23). `None` when the root is anything else.
+    pub(super) fn fused_root(&mut self, root: &Rel, shape: &Shape) -> Option<String> {
+        if self.reflect {
+            return None;
+        }
+        let (from, conds, order, limit) = match &root.node {
+            Node::Scan { from, conds }
+                if matches!(root.order, Order::Slug | Order::Any)
+                    && !matches!(from, Base::Search(_)) =>
+            {
+                (from, conds, root.order.clone(), None)
+            }
+            Node::TopN {
+                input,
+                field,
+                dir,
+                n,
+            } => match &input.node {
+                Node::Scan {
+                    from: from @ Base::Tasks,
+                    conds,
+                } => (from, conds, Order::Key(field.clone(), *dir), Some(*n)),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        // Enrichment capped at K rows needs a rank, unless every row fits.
+        let enrich_all = match shape {
+            Shape::Tasks {
+                enriched: true,
+                enrich_first: Some(k),
+            } => match limit {
+                Some(n) if n >= 0 && (n as u64) <= *k as u64 => true,
+                _ => return None,
+            },
+            Shape::Tasks { .. } | Shape::Ids | Shape::Count | Shape::Select(_) => false,
+            Shape::GroupBy(_) | Shape::Targets(_) => return None,
+        };
+        let row = Row::task("t");
+        if matches!(shape, Shape::Count) && limit.is_none() {
+            let from_where = self.scan_from(from, conds);
+            return Some(format!("SELECT count(*) {from_where}"));
+        }
+        if matches!(shape, Shape::Count) {
+            return None;
+        }
+        let cols = match shape {
+            Shape::Tasks { enriched, .. } => {
+                if *enriched || enrich_all {
+                    self.task_columns(&row, Some(None))
+                } else {
+                    self.task_columns(&row, None)
+                }
+            }
+            Shape::Select(fields) => {
+                let mut cols = vec![self.field(&Field::Slug, &row)];
+                for f in fields.iter() {
+                    cols.push(self.field(f, &row));
+                }
+                cols.join(", ")
+            }
+            _ => self.field(&Field::Slug, &row),
+        };
+        // A top-n over the table walks its key's index and stops (see
+        // `Node::TopN` in rel.rs).
+        self.status_off_index = match (&root.node, limit) {
+            (Node::TopN { field, .. }, Some(_)) => match field {
+                Field::ObsCount | Field::EdgeCount => self.counters,
+                Field::Slug => true,
+                _ => false,
+            },
+            _ => false,
+        };
+        let from_where = self.scan_from(from, conds);
+        self.status_off_index = false;
+        let ob = match self.order_by_id(&order, &row, "t.id") {
+            Some(ob) => format!(" ORDER BY {ob}"),
+            None => String::new(),
+        };
+        let lim = match limit {
+            Some(n) => {
+                let n = self.int(n);
+                format!(" {}", self.d.limit(&n))
+            }
+            None => String::new(),
+        };
+        Some(format!("SELECT {cols} {from_where}{ob}{lim}"))
     }
 
     pub(super) fn tail(&mut self, s: &str, order: &Order, shape: &Shape) -> String {

@@ -8,14 +8,16 @@
 //! `tasks_obs_count` serve it; count-exists leaves these comparisons alone
 //! when the columns exist (`orphans` is `(= :edge-count 0)`).
 
-use crate::tq::ast::{Field, Pred, Value};
+use crate::store::model::EdgeClass;
+use crate::tq::ast::{Field, Pred, Trav, TravDir, Value};
 use crate::tq::ir::{Base, Cond, Ir, Node, Options, Rel, Shape};
 
 /// The rule's name in `--explain` and the coverage count.
 pub const NAME: &str = "counter-columns";
 
 /// Sets [`Ir::counters`] when the store has the columns and the query reads
-/// a count field.
+/// a count field, or tests or counts a hop a counter column counts
+/// (`child_count`, `lateral_out`, `lateral_in`; issue 23).
 pub fn apply(ir: &mut Ir, opts: &Options) -> bool {
     if !opts.counters || ir.counters {
         return false;
@@ -63,17 +65,28 @@ fn cond_reads(c: &Cond) -> bool {
         Cond::Pred(p) => pred_reads(p),
         Cond::And(cs) | Cond::Or(cs) => cs.iter().any(cond_reads),
         Cond::Not(c) => cond_reads(c),
+        // A one-hop emptiness test reads `child_count` / `lateral_out` /
+        // `lateral_in` (issue 23; `sql/cond.rs`).
+        Cond::Exists(t) => hop_counted(t),
         _ => false,
     }
+}
+
+/// A hop whose edges a counter column counts (all but the parent link).
+fn hop_counted(t: &Trav) -> bool {
+    !(t.edge.class() == EdgeClass::Structural && t.dir == TravDir::Back)
 }
 
 fn pred_reads(p: &Pred) -> bool {
     match p {
         Pred::Eq(Value::Field(f), _) | Pred::Compare(_, Value::Field(f), _) => is_counter(f),
+        // `(count TRAV)` reads `child_count`, or a lateral counter as a
+        // pre-filter; a quantifier's hop likewise (issue 23; `sql/expr.rs`).
+        Pred::Eq(Value::Count(t), _) | Pred::Compare(_, Value::Count(t), _) => hop_counted(t),
         Pred::Has(f) | Pred::Matches(f, _) | Pred::Date(_, f, _) => is_counter(f),
         Pred::And(ps) | Pred::Or(ps) => ps.iter().any(pred_reads),
-        Pred::Not(p) | Pred::Quantified(_, _, p) => pred_reads(p),
-        _ => false,
+        Pred::Quantified(_, t, p) => hop_counted(t) || pred_reads(p),
+        Pred::Not(p) => pred_reads(p),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod has_parent;
 pub mod inline_source;
 pub mod order_elision;
 pub mod semi_join;
+pub mod status_complement;
 pub mod top_n;
 pub mod union_or;
 

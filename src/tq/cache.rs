@@ -1,0 +1,152 @@
+//! The compile cache (issue 23 "the engine's fixed cost"; docs/planner.md
+//! "The compile cache"): a read query's text → its plan and its ONE
+//! statement, kept per warm connection, so a repeated query (an agent
+//! polling `plan-frontier`, a subscription re-running its view) skips the
+//! lexer, parser, checker, planner, rewrites and lowering and goes straight
+//! to the statement SQLite (or PostgreSQL) already prepared.
+//!
+//! An entry is keyed by everything the statement depends on besides the
+//! store's rows: the text, the surface, the session's current task and
+//! agent name, the optimizer options, and the catalog (metadata keys and
+//! user views) it was compiled against — the whole cache is dropped when
+//! the catalog changes. The clock reading claims are judged by is not part
+//! of the key: the statement records which parameters hold it and they are
+//! rebound at each run ([`Compiled::statement_at`]). Write queries and
+//! queries that fail to compile are never cached. Bounds: at most
+//! [`CACHE_ENTRIES`] entries (the whole cache is dropped when full) and
+//! texts of at most [`CACHE_TEXT_MAX`] bytes.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use std::sync::Arc;
+
+use super::ast::Surface;
+use super::ir::Options;
+use super::plan::Plan;
+use super::sql::{Param, Statement};
+use crate::store::reader::CatalogData;
+
+/// How many compiled queries one connection keeps.
+pub const CACHE_ENTRIES: usize = 256;
+
+/// The longest text (bytes) that is cached; longer ones compile each time.
+pub const CACHE_TEXT_MAX: usize = 4096;
+
+/// What a cached statement depends on besides the rows and the clock.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Key {
+    text: String,
+    surface: Surface,
+    current: Option<String>,
+    agent: Option<String>,
+    enabled: bool,
+    text_budget: Option<usize>,
+    counters: bool,
+}
+
+impl Key {
+    /// The key of `text` compiled on `surface` for a session with
+    /// `current` and `agent`, under `opts`; `None` when the text is too
+    /// long to cache ([`CACHE_TEXT_MAX`]).
+    pub fn new(
+        text: &str,
+        surface: Surface,
+        current: Option<&str>,
+        agent: Option<&str>,
+        opts: &Options,
+    ) -> Option<Key> {
+        if text.len() > CACHE_TEXT_MAX {
+            return None;
+        }
+        Some(Key {
+            text: text.to_string(),
+            surface,
+            current: current.map(str::to_string),
+            agent: agent.map(str::to_string),
+            enabled: opts.enabled,
+            text_budget: opts.text_budget,
+            counters: opts.counters,
+        })
+    }
+}
+
+/// A compiled read query: its plan (the pipeline its rows are read by) and
+/// its statement, with the parameters that hold the clock reading.
+#[derive(Debug, Clone)]
+pub struct Compiled {
+    /// The read plan.
+    pub plan: Plan,
+    /// The one statement, as lowered at `plan.now`.
+    pub statement: Statement,
+    /// Indexes into `statement.params` bound to the clock reading.
+    pub now_slots: Vec<usize>,
+}
+
+impl Compiled {
+    /// The statement with its clock parameters bound to `now` (Unix
+    /// seconds); borrowed when it reads no clock.
+    pub fn statement_at(&self, now: i64) -> Cow<'_, Statement> {
+        if self.now_slots.is_empty() {
+            return Cow::Borrowed(&self.statement);
+        }
+        let mut st = self.statement.clone();
+        for &i in &self.now_slots {
+            if let Some(p) = st.params.get_mut(i) {
+                *p = Param::Int(now);
+            }
+        }
+        Cow::Owned(st)
+    }
+}
+
+/// One connection's cache (kept in the warm reader's slot,
+/// [`crate::store::WarmReader::slot`]).
+#[derive(Debug, Default)]
+pub struct CompileCache {
+    /// The catalog the entries were compiled against.
+    catalog: Option<Arc<CatalogData>>,
+    entries: HashMap<Key, Arc<Compiled>>,
+    hits: u64,
+}
+
+impl CompileCache {
+    /// The entry for `key` compiled against `catalog` (the same `Arc` or
+    /// the same content; another catalog drops every entry first).
+    pub fn get(&mut self, catalog: &Arc<CatalogData>, key: &Key) -> Option<Arc<Compiled>> {
+        self.retarget(catalog);
+        let hit = self.entries.get(key).cloned();
+        if hit.is_some() {
+            self.hits += 1;
+        }
+        hit
+    }
+
+    /// Keeps `compiled` under `key` for `catalog`.
+    pub fn put(&mut self, catalog: &Arc<CatalogData>, key: Key, compiled: Arc<Compiled>) {
+        self.retarget(catalog);
+        if self.entries.len() >= CACHE_ENTRIES {
+            self.entries.clear();
+        }
+        self.entries.insert(key, compiled);
+    }
+
+    /// How many lookups found an entry (tests).
+    pub fn hits(&self) -> u64 {
+        self.hits
+    }
+
+    fn retarget(&mut self, catalog: &Arc<CatalogData>) {
+        // The same `Arc` (SQLite's warm reader keeps it while the content
+        // is unchanged) or the same content (PostgreSQL reads the catalog
+        // with every query).
+        let same = self
+            .catalog
+            .as_ref()
+            .is_some_and(|c| Arc::ptr_eq(c, catalog) || **c == **catalog);
+        if !same {
+            self.entries.clear();
+            self.catalog = Some(Arc::clone(catalog));
+        }
+    }
+}

@@ -1,0 +1,167 @@
+//! The compile cache (issue 23; docs/planner.md "The compile cache"): a
+//! repeated read is compiled once per warm connection and still answers
+//! from the rows of the moment; a change of the catalog (a view redefined)
+//! drops it; the clock a claim is judged by is read at every run; the
+//! current task is part of the key.
+
+mod common;
+
+use cairn::clock::Clock;
+use cairn::session::Session;
+use cairn::store::Store;
+use cairn::tq::Surface;
+use cairn::tq::cache::CompileCache;
+use cairn::tq::engine::Engine;
+use common::{Fx, s};
+
+const T0: i64 = 1_767_300_000; // after every fixture event
+
+/// How many lookups of the store's warm compile cache found an entry.
+fn hits(store: &Store) -> u64 {
+    let mut reader = store.warm_reader().unwrap();
+    reader.slot::<CompileCache>().map(|c| c.hits()).unwrap()
+}
+
+fn run(store: &Store, who: &Session, now: i64, surface: Surface, q: &str) -> String {
+    match Engine::new()
+        .with_clock(Clock::Fixed(now))
+        .run(store, who, q, surface)
+    {
+        Ok(t) => t,
+        Err(d) => d.render_plain(),
+    }
+}
+
+#[test]
+fn a_repeated_read_is_compiled_once_and_reads_the_rows_of_the_moment() {
+    let mut f = Fx::new();
+    f.create("a");
+    f.create("b");
+    let who = Session::new();
+    let q = "(-> (all) (:ids))";
+    let two = format!("2 tasks:\n- {}\n- {}", s("a"), s("b"));
+    assert_eq!(run(&f.store, &who, T0, Surface::Read, q), two);
+    let before = hits(&f.store);
+    assert_eq!(run(&f.store, &who, T0, Surface::Read, q), two);
+    assert_eq!(hits(&f.store), before + 1, "the second run is a hit");
+    // A write changes rows, not the catalog: the cached statement runs
+    // again and sees the new task.
+    f.create("c");
+    assert_eq!(
+        run(&f.store, &who, T0, Surface::Read, q),
+        format!("3 tasks:\n- {}\n- {}\n- {}", s("a"), s("b"), s("c"))
+    );
+    assert_eq!(hits(&f.store), before + 2);
+    // Another text is another entry.
+    assert_eq!(
+        run(&f.store, &who, T0, Surface::Read, "(-> (all) (:count))"),
+        "3"
+    );
+    assert_eq!(hits(&f.store), before + 2);
+}
+
+#[test]
+fn redefining_a_view_drops_the_cached_statements() {
+    let mut f = Fx::new();
+    f.create("a");
+    f.create("b");
+    let who = Session::new();
+    let q = "(-> (query \"pick\") (:ids))";
+    assert_eq!(
+        run(
+            &f.store,
+            &who,
+            T0,
+            Surface::Write,
+            "(define! \"pick\" (node \"01-a\"))"
+        ),
+        format!("1 task:\n- {} (active)", s("a"))
+    );
+    assert_eq!(
+        run(&f.store, &who, T0, Surface::Read, q),
+        format!("1 task:\n- {}", s("a"))
+    );
+    assert_eq!(
+        run(&f.store, &who, T0, Surface::Read, q),
+        format!("1 task:\n- {}", s("a"))
+    );
+    run(
+        &f.store,
+        &who,
+        T0,
+        Surface::Write,
+        "(define! \"pick\" (node \"01-b\"))",
+    );
+    let before = hits(&f.store);
+    assert_eq!(
+        run(&f.store, &who, T0, Surface::Read, q),
+        format!("1 task:\n- {}", s("b")),
+        "the new body, not the cached one"
+    );
+    assert_eq!(hits(&f.store), before, "a miss: the catalog changed");
+}
+
+#[test]
+fn a_cached_statement_judges_claims_by_the_clock_of_each_run() {
+    let mut f = Fx::new();
+    f.create("a");
+    let mut ana = Session::new();
+    ana.agent = Some("ana".to_string());
+    assert_eq!(
+        run(
+            &f.store,
+            &ana,
+            T0,
+            Surface::Write,
+            "(-> (all) (:take 1) (:claim! 60) (:ids))"
+        ),
+        format!("1 task:\n- {}", s("a"))
+    );
+    let mine = "(-> (mine) (:ids))";
+    assert_eq!(
+        run(&f.store, &ana, T0 + 10, Surface::Read, mine),
+        format!("1 task:\n- {}", s("a"))
+    );
+    let before = hits(&f.store);
+    // The same text, later than the lease: the cached statement is rebound
+    // to this run's clock, so the lapsed claim is not shown.
+    assert_eq!(
+        run(&f.store, &ana, T0 + 100, Surface::Read, mine),
+        "No matching tasks."
+    );
+    assert_eq!(hits(&f.store), before + 1);
+    // And a field read of the claim, too.
+    let q = "(-> (all) (:select :claimed-by))";
+    assert_eq!(
+        run(&f.store, &ana, T0 + 10, Surface::Read, q),
+        format!("1 task:\n- {}  claimed-by=ana", s("a"))
+    );
+    assert_eq!(
+        run(&f.store, &ana, T0 + 100, Surface::Read, q),
+        format!("1 task:\n- {}  claimed-by=∅", s("a"))
+    );
+}
+
+#[test]
+fn the_current_task_and_the_agent_are_part_of_the_key() {
+    let mut f = Fx::new();
+    f.create("a");
+    f.create("b");
+    let q = "(-> (current) (:ids))";
+    let mut on_a = Session::new();
+    on_a.current = Some(s("a"));
+    let mut on_b = Session::new();
+    on_b.current = Some(s("b"));
+    assert_eq!(
+        run(&f.store, &on_a, T0, Surface::Read, q),
+        format!("1 task:\n- {}", s("a"))
+    );
+    assert_eq!(
+        run(&f.store, &on_b, T0, Surface::Read, q),
+        format!("1 task:\n- {}", s("b"))
+    );
+    assert_eq!(
+        run(&f.store, &on_a, T0, Surface::Read, q),
+        format!("1 task:\n- {}", s("a"))
+    );
+}
