@@ -14,6 +14,8 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::error::StoreError;
 use super::event::LoggedEvent;
 use super::log::Logs;
+use super::names::NameIndex;
+use super::read::OpenTask;
 use super::reader::{ReaderGuard, WarmReader, open_read_only};
 use super::slug;
 
@@ -31,6 +33,8 @@ pub struct Store {
     pub(crate) logs: Option<Logs>,
     /// What the per-call reconcile check last saw.
     pub(crate) sync_state: RefCell<SyncState>,
+    /// The open tasks' name words (`names.rs`), built on first use.
+    pub(crate) names: RefCell<NameIndex>,
 }
 
 /// The git index file's identity: `(mtime ns, size, inode)`.
@@ -57,6 +61,20 @@ impl Store {
     /// The per-task logs of this store, if it keeps them.
     pub fn logs(&self) -> Option<&Logs> {
         self.logs.as_ref()
+    }
+
+    /// Every open task whose name's words (`names.rs`) score at least
+    /// `min_score` against `words` (shared / all), by slug: what
+    /// `task_create` reports as `possibleDuplicates`, without reading every
+    /// open task on each create (issue 23). Errors: [`StoreError::Sqlite`].
+    pub fn open_tasks_like(
+        &self,
+        words: &std::collections::BTreeSet<String>,
+        min_score: f64,
+    ) -> Result<Vec<OpenTask>, StoreError> {
+        let mut names = self.names.borrow_mut();
+        names.refresh(&self.conn)?;
+        Ok(names.similar(words, min_score))
     }
 
     /// The `cairn.db` path this store was opened at.

@@ -32,6 +32,7 @@ pub mod health;
 pub mod location;
 pub mod log;
 pub mod model;
+pub mod names;
 mod open;
 pub mod parts;
 pub mod pg;

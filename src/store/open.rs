@@ -13,6 +13,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 use super::error::StoreError;
 use super::handle::{Store, SyncState, read_version};
 use super::log::Logs;
+use super::names::NameIndex;
 use super::schema::{BUSY_TIMEOUT, MIGRATIONS, SCHEMA_VERSION, Step};
 
 /// How long [`Store::open_read`] waits for the write lock before it skips
@@ -96,6 +97,7 @@ impl Store {
             path: path.to_path_buf(),
             logs,
             sync_state: RefCell::new(SyncState::default()),
+            names: RefCell::new(NameIndex::default()),
             warm: RefCell::new(None),
         };
         store.reconcile(false)?;
@@ -153,6 +155,7 @@ impl Store {
             path: path.to_path_buf(),
             logs,
             sync_state: RefCell::new(SyncState::default()),
+            names: RefCell::new(NameIndex::default()),
             warm: RefCell::new(None),
         };
         let state = match store.logs.clone() {
