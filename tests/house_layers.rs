@@ -37,6 +37,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
     ],
     &[
         "reader",
+        "checkpoint",
         "handle",
         "log/marks",
         "pg/connect",

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::checkpoint::Checkpointer;
 use super::error::StoreError;
 use super::event::LoggedEvent;
 use super::log::Logs;
@@ -27,6 +28,10 @@ pub struct Store {
     /// Declared first so it is closed first: the read-write connection,
     /// closed last, checkpoints the WAL and removes `-wal`/`-shm`.
     pub(crate) warm: RefCell<Option<WarmReader>>,
+    /// The WAL checkpointer (`checkpoint.rs`; `None` on a read-only or
+    /// in-memory store). Declared before `conn` so its thread and
+    /// connection are gone when `conn` closes.
+    pub(crate) checkpointer: Option<Checkpointer>,
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     /// The per-task logs beside the database (`None`: not named `cairn.db`).
@@ -77,6 +82,12 @@ impl Store {
         Ok(names.similar(words, min_score))
     }
 
+    /// How many WAL checkpoints the background checkpointer has run
+    /// (`checkpoint.rs`; 0 when it never started).
+    pub fn background_checkpoints(&self) -> u64 {
+        self.checkpointer.as_ref().map_or(0, Checkpointer::done)
+    }
+
     /// The `cairn.db` path this store was opened at.
     pub fn path(&self) -> &Path {
         &self.path
@@ -99,6 +110,14 @@ impl Store {
         Ok(self
             .conn
             .query_row("SELECT count(*) FROM events", [], |r| r.get(0))?)
+    }
+
+    /// True when the log holds at least one event (one probe of the
+    /// primary key, where [`Store::event_count`] reads them all).
+    pub fn has_events(&self) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT EXISTS(SELECT 1 FROM events)", [], |r| r.get(0))?)
     }
 
     /// True when a task row with slug `slug` (depot prefix stripped) exists.

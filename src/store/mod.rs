@@ -21,6 +21,7 @@
 mod agents;
 pub mod aside;
 pub mod changes;
+mod checkpoint;
 pub mod commits;
 mod cycle;
 pub mod db;
