@@ -285,6 +285,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     cli(
         dir,
+        "cairn current SLUG (select it)",
+        &["current", &first],
+        1,
+    )?;
+    cli(
+        dir,
         "cairn note TEXT (a write)",
         &["note", "a note from the command line"],
         rounds,
