@@ -80,6 +80,77 @@ fn raw_append(dir: &Path, tasks: usize, base: i64) -> Result<Duration, Box<dyn s
     Ok(start.elapsed())
 }
 
+/// The floor for a live observe: `n` single-row transactions, each one
+/// observation row inserted into raw SQLite's `events` table (the one
+/// `raw_append` built, WAL, `synchronous=NORMAL`, autocheckpoint on, as
+/// SQLite ships) — the same row, no fold, no index of its text, no log.
+/// Returns the latencies (sorted) and the wall time.
+fn raw_single(
+    dir: &Path,
+    n: usize,
+) -> Result<(Vec<Duration>, Duration), Box<dyn std::error::Error>> {
+    let conn = rusqlite::Connection::open(dir.join("raw.db"))?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    let mut lat = Vec::with_capacity(n);
+    let start = Instant::now();
+    for i in 0..n {
+        let t0 = Instant::now();
+        let tx = conn.unchecked_transaction()?;
+        tx.prepare_cached(
+            "INSERT INTO events(event_id, event_key, task_id, type, ts, session_id, data)
+             VALUES (?1, ?2, ?3, 'observation', ?4, 'live', ?5)",
+        )?
+        .execute(rusqlite::params![
+            format!("live{i:022}"),
+            format!("live-key-{i}"),
+            format!("2026-12-01-bench-task-{i}"),
+            1_800_000_000 + i64::try_from(i)?,
+            "{\"text\":\"a live observation\"}",
+        ])?;
+        tx.commit()?;
+        lat.push(t0.elapsed());
+    }
+    let took = start.elapsed();
+    lat.sort();
+    Ok((lat, took))
+}
+
+/// Live observes on `store`, one per transaction, on the generated tasks:
+/// the sorted latencies and the wall time.
+fn observe_live(
+    store: &Store,
+    n: usize,
+    tasks: usize,
+    ts: i64,
+    session: &str,
+) -> Result<(Vec<Duration>, Duration), Box<dyn std::error::Error>> {
+    let mut lat = Vec::with_capacity(n);
+    let start = Instant::now();
+    for i in 0..n {
+        let slug = format!("2026-12-01-bench-task-{}", (i * 7919) % tasks);
+        let ev =
+            NewEvent::observation(session, ts + i64::try_from(i)?, &slug, "a live observation");
+        let t0 = Instant::now();
+        store.write(&[ev])?;
+        lat.push(t0.elapsed());
+    }
+    let took = start.elapsed();
+    lat.sort();
+    Ok((lat, took))
+}
+
+fn line(label: &str, lat: &[Duration], took: Duration, raw_rate: Option<f64>) {
+    let n = lat.len();
+    let rate = per_sec(n, took);
+    let ratio = raw_rate.map_or(String::new(), |r| format!("; {:.3}× raw", rate / r));
+    println!(
+        "{label}: p50 {:.3} ms, p99 {:.3} ms, max {:.2} ms, {rate:.0} events/s ({n} single-event transactions{ratio})",
+        lat[n / 2].as_secs_f64() * 1000.0,
+        lat[n * 99 / 100].as_secs_f64() * 1000.0,
+        lat[n - 1].as_secs_f64() * 1000.0,
+    );
+}
+
 /// The floor for rebuild: raw SQLite reads every event of the store at
 /// `db` in `(ts, event_id)` order and writes each into one plain table
 /// (what a fold does at the least), in one transaction.
@@ -187,30 +258,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         took.as_secs_f64() * 1000.0 / n as f64
     );
 
-    // Live observe, one per transaction.
-    let n = 2000;
-    let mut lat = Vec::with_capacity(n);
-    let start = Instant::now();
-    for i in 0..n {
-        let slug = format!("2026-12-01-bench-task-{}", (i * 7919) % tasks);
-        let ev = NewEvent::observation(
-            "live",
-            base + 1_000_000 + i64::try_from(i)?,
-            &slug,
-            "a live observation",
-        );
-        let t0 = Instant::now();
-        store.write(&[ev])?;
-        lat.push(t0.elapsed());
-    }
-    let took = start.elapsed();
-    lat.sort();
-    println!(
-        "observe: p50 {:.2} ms, p99 {:.2} ms, {:.0} events/s ({n} single-event transactions)",
-        lat[n / 2].as_secs_f64() * 1000.0,
-        lat[n * 99 / 100].as_secs_f64() * 1000.0,
-        per_sec(n, took)
-    );
+    // Live observe, one per transaction, logs on; beside raw SQLite
+    // inserting the same row in single-row transactions.
+    let n: usize = std::env::var("CAIRN_BENCH_OBSERVES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4000);
+    let (raw_lat, raw_took) = raw_single(dir.path(), n)?;
+    let raw_rate = per_sec(n, raw_took);
+    line("raw SQLite single-row insert", &raw_lat, raw_took, None);
+    let (lat, took) = observe_live(&store, n, tasks, base + 1_000_000, "live")?;
+    line("observe (logs on)", &lat, took, Some(raw_rate));
     let total = usize::try_from(store.event_count()?)?;
 
     let start = Instant::now();
@@ -247,5 +305,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         store.event_count()?,
         per_sec(total, took)
     );
+    drop(store);
+
+    // The same observe without the per-task logs: the same database file
+    // opened under a name that keeps none (a hard link; the first store
+    // is closed, so its WAL is checkpointed away).
+    let bare = dir.path().join(".cairn/bare.db");
+    std::fs::hard_link(&db, &bare)?;
+    let store = Store::open(&bare)?;
+    let (lat, took) = observe_live(&store, n, tasks, base + 2_000_000, "bare")?;
+    line("observe (logs off)", &lat, took, Some(raw_rate));
     Ok(())
 }

@@ -33,9 +33,11 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "texts",
         "pg/search",
         "pg/case_fold",
+        "names",
     ],
     &[
         "reader",
+        "checkpoint",
         "handle",
         "log/marks",
         "pg/connect",

@@ -133,6 +133,80 @@ fn task_create_structure_with_possible_duplicates() {
     );
 }
 
+/// Issue 23: the open tasks' words are kept between creates and follow
+/// every write, this session's and another connection's (a second process
+/// on the same file), so a create reports exactly what a fresh read of
+/// every open task would.
+#[test]
+fn possible_duplicates_follow_writes_of_another_connection() {
+    let mut fx = Fx::new();
+    call(
+        &mut fx,
+        "task_create",
+        json!({"name": "tune search ranking"}),
+    );
+    call(&mut fx, "task_create", json!({"name": "wire parser cache"}));
+    let other = cairn::store::Store::open(fx.store.path()).unwrap();
+    let first = "2026-06-22-tune-search-ranking";
+    other
+        .write(&[
+            cairn::store::NewEvent::update_status(
+                "other",
+                T0 + 5,
+                first,
+                cairn::store::Status::Completed,
+            ),
+            cairn::store::NewEvent::task_create(
+                "other",
+                T0 + 5,
+                "2026-06-22-ranking-search-tuning",
+                None,
+                None,
+            )
+            .with_name("tune ranking for search"),
+        ])
+        .unwrap();
+    drop(other);
+    let (_, v) = call(
+        &mut fx,
+        "task_create",
+        json!({"name": "tune search ranking now"}),
+    );
+    // The completed task is gone; the other connection's create is in
+    // ({tune, search, ranking} of {tune, search, ranking, now}: 3/4).
+    assert_eq!(
+        v["possibleDuplicates"],
+        json!([{"slug": "2026-06-22-ranking-search-tuning", "name": "tune ranking for search", "status": "active", "score": 0.75}])
+    );
+    // Reopened by this session: reported again (the two at 1.0 by slug,
+    // then the 3/4).
+    fx.clock = T0 + 10;
+    call(
+        &mut fx,
+        "task_update_status",
+        json!({"status": "active", "task_id": first}),
+    );
+    let (_, v) = call(
+        &mut fx,
+        "task_create",
+        json!({"name": "tune search ranking"}),
+    );
+    let slugs: Vec<&str> = v["possibleDuplicates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["slug"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        slugs,
+        [
+            "2026-06-22-ranking-search-tuning",
+            first,
+            "2026-06-22-tune-search-ranking-now"
+        ]
+    );
+}
+
 #[test]
 fn possible_duplicates_are_capped_at_three() {
     let mut fx = Fx::new();

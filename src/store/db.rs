@@ -244,6 +244,19 @@ impl<'a> DbRef<'a> {
         }
     }
 
+    /// [`Store::open_tasks_like`] (PostgreSQL: every open task, which the
+    /// caller scores).
+    pub fn open_tasks_like(
+        self,
+        words: &std::collections::BTreeSet<String>,
+        min_score: f64,
+    ) -> Result<Vec<OpenTask>, StoreError> {
+        match self {
+            DbRef::Sqlite(s) => s.open_tasks_like(words, min_score),
+            DbRef::Pg(p) => p.open_tasks(),
+        }
+    }
+
     /// [`read::task_status`].
     pub fn task_status(self, slug: &str) -> Result<Option<String>, StoreError> {
         match self {

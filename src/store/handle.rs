@@ -11,9 +11,12 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::checkpoint::Checkpointer;
 use super::error::StoreError;
 use super::event::LoggedEvent;
 use super::log::Logs;
+use super::names::NameIndex;
+use super::read::OpenTask;
 use super::reader::{ReaderGuard, WarmReader, open_read_only};
 use super::slug;
 
@@ -25,12 +28,18 @@ pub struct Store {
     /// Declared first so it is closed first: the read-write connection,
     /// closed last, checkpoints the WAL and removes `-wal`/`-shm`.
     pub(crate) warm: RefCell<Option<WarmReader>>,
+    /// The WAL checkpointer (`checkpoint.rs`; `None` on a read-only or
+    /// in-memory store). Declared before `conn` so its thread and
+    /// connection are gone when `conn` closes.
+    pub(crate) checkpointer: Option<Checkpointer>,
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     /// The per-task logs beside the database (`None`: not named `cairn.db`).
     pub(crate) logs: Option<Logs>,
     /// What the per-call reconcile check last saw.
     pub(crate) sync_state: RefCell<SyncState>,
+    /// The open tasks' name words (`names.rs`), built on first use.
+    pub(crate) names: RefCell<NameIndex>,
 }
 
 /// The git index file's identity: `(mtime ns, size, inode)`.
@@ -59,6 +68,26 @@ impl Store {
         self.logs.as_ref()
     }
 
+    /// Every open task whose name's words (`names.rs`) score at least
+    /// `min_score` against `words` (shared / all), by slug: what
+    /// `task_create` reports as `possibleDuplicates`, without reading every
+    /// open task on each create (issue 23). Errors: [`StoreError::Sqlite`].
+    pub fn open_tasks_like(
+        &self,
+        words: &std::collections::BTreeSet<String>,
+        min_score: f64,
+    ) -> Result<Vec<OpenTask>, StoreError> {
+        let mut names = self.names.borrow_mut();
+        names.refresh(&self.conn)?;
+        Ok(names.similar(words, min_score))
+    }
+
+    /// How many WAL checkpoints the background checkpointer has run
+    /// (`checkpoint.rs`; 0 when it never started).
+    pub fn background_checkpoints(&self) -> u64 {
+        self.checkpointer.as_ref().map_or(0, Checkpointer::done)
+    }
+
     /// The `cairn.db` path this store was opened at.
     pub fn path(&self) -> &Path {
         &self.path
@@ -81,6 +110,14 @@ impl Store {
         Ok(self
             .conn
             .query_row("SELECT count(*) FROM events", [], |r| r.get(0))?)
+    }
+
+    /// True when the log holds at least one event (one probe of the
+    /// primary key, where [`Store::event_count`] reads them all).
+    pub fn has_events(&self) -> Result<bool, StoreError> {
+        Ok(self
+            .conn
+            .query_row("SELECT EXISTS(SELECT 1 FROM events)", [], |r| r.get(0))?)
     }
 
     /// True when a task row with slug `slug` (depot prefix stripped) exists.

@@ -21,6 +21,7 @@
 mod agents;
 pub mod aside;
 pub mod changes;
+mod checkpoint;
 pub mod commits;
 mod cycle;
 pub mod db;
@@ -32,6 +33,7 @@ pub mod health;
 pub mod location;
 pub mod log;
 pub mod model;
+pub mod names;
 mod open;
 pub mod parts;
 pub mod pg;

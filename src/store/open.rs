@@ -10,9 +10,11 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
+use super::checkpoint::Checkpointer;
 use super::error::StoreError;
 use super::handle::{Store, SyncState, read_version};
 use super::log::Logs;
+use super::names::NameIndex;
 use super::schema::{BUSY_TIMEOUT, MIGRATIONS, SCHEMA_VERSION, Step};
 
 /// How long [`Store::open_read`] waits for the write lock before it skips
@@ -67,7 +69,7 @@ impl Store {
                 }
             }
         }
-        let conn = Connection::open(path)?;
+        let mut conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         require_fts5(&conn)?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
@@ -91,11 +93,19 @@ impl Store {
         if let Some(logs) = &logs {
             logs.ensure_git_files()?;
         }
+        // Checkpoints off the write path (issue 23), for a database file.
+        let checkpointer = if is_file_db(path) {
+            Some(Checkpointer::install(&mut conn, path)?)
+        } else {
+            None
+        };
         let store = Store {
+            checkpointer,
             conn,
             path: path.to_path_buf(),
             logs,
             sync_state: RefCell::new(SyncState::default()),
+            names: RefCell::new(NameIndex::default()),
             warm: RefCell::new(None),
         };
         store.reconcile(false)?;
@@ -149,10 +159,12 @@ impl Store {
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         retry_busy(|| migrate(&conn))?;
         let mut store = Store {
+            checkpointer: None,
             conn,
             path: path.to_path_buf(),
             logs,
             sync_state: RefCell::new(SyncState::default()),
+            names: RefCell::new(NameIndex::default()),
             warm: RefCell::new(None),
         };
         let state = match store.logs.clone() {
@@ -161,7 +173,9 @@ impl Store {
             // build like a write would, never answer from the empty
             // database (hostile run M4: parallel first reads said `No
             // tasks.`).
-            Some(logs) if holds_logs(&logs) && store.event_count()? == 0 => {
+            // (No event first: an indexed probe, where `count(*)` read
+            // every event and the folder listing reads 10k names; issue 23.)
+            Some(logs) if !store.has_events()? && holds_logs(&logs) => {
                 store.reconcile(false)?;
                 ReadOpen::Current
             }
@@ -228,6 +242,13 @@ impl Store {
             Err(e) => Err(e),
         }
     }
+}
+
+/// True when `path` names a database file (not a `file:` URI or
+/// `:memory:`, which have no WAL to checkpoint).
+fn is_file_db(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    !(text.starts_with("file:") || text == ":memory:")
 }
 
 /// True when the store directory of `logs` holds at least one task folder

@@ -11,8 +11,9 @@
 use std::collections::BTreeSet;
 
 use super::structured::Duplicate;
+use crate::store::names::name_words;
 use crate::store::read::OpenTask;
-use crate::store::slug::{STOPWORDS, strip_date_prefixes};
+use crate::store::slug::strip_date_prefixes;
 
 /// The most duplicates reported.
 pub const MAX_DUPLICATES: usize = 3;
@@ -22,11 +23,7 @@ pub const MIN_SCORE: f64 = 0.5;
 
 /// The word set of a name (see the module doc).
 pub fn words(name: &str) -> BTreeSet<String> {
-    name.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .map(str::to_lowercase)
-        .filter(|w| !STOPWORDS.contains(&w.as_str()))
-        .collect()
+    name_words(name)
 }
 
 /// Shared words / all words of `a` and `b`; 0 when both are empty.

@@ -76,7 +76,11 @@ fn task_create_line(ctx: &mut ToolCtx<'_>, a: TaskCreateArgs) -> Done {
             Ok(slug)
         })
         .map_err(store_err)?;
-    let open = ctx.store.open_tasks().map_err(store_err)?;
+    let words = super::duplicates::words(name);
+    let open = ctx
+        .store
+        .open_tasks_like(&words, super::duplicates::MIN_SCORE)
+        .map_err(store_err)?;
     let duplicates = super::duplicates::possible_duplicates(name, &slug, &open);
     ctx.session.adopt_if_none(&slug);
     let out = Created {

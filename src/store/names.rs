@@ -1,0 +1,362 @@
+//! The open tasks' name words, kept in memory for `task_create`'s
+//! `possibleDuplicates` (issue 23): before, every create read every open
+//! task and split every name into words (O(open tasks) per create, 4.9 ms
+//! at 10k). [`NameIndex`] keeps each open task's words and a posting list
+//! per word, and follows the store through the events appended since it
+//! last looked (`seq` above its mark): the fold changes only the rows an
+//! event names (its subject, `child_id`, `target_id`), so re-reading those
+//! rows keeps it exact. A store that holds a `task.split` (a split moves
+//! events between tasks, and lines a merge brings later may fold under
+//! the split's new slug) is reloaded whole on every look, as before, and
+//! so is a long gap (another process wrote a lot, a `rebuild
+//! --from-logs`).
+//!
+//! [`NameIndex::similar`] scores only the open tasks that can share enough
+//! words with a name: a task sharing at least `k` of the name's `a` words
+//! shares at least one of any `a - k + 1` of them, so the posting lists of
+//! the `a - k + 1` rarest words hold every task that can reach the score
+//! (prefix filtering). The score is the one `possibleDuplicates` reports.
+
+use std::collections::{BTreeSet, HashMap};
+
+use rusqlite::{Connection, params};
+
+use super::error::StoreError;
+use super::event::types;
+use super::read::OpenTask;
+use super::slug::{STOPWORDS, strip_date_prefixes};
+
+/// `split::SPLITS_MARK` (the `schema_meta` key set once a store holds a
+/// `task.split`), spelled here because this file sits below the fold's layer.
+const SPLITS_MARK: &str = "log.splits";
+
+/// More new events than this since the last look reload the index whole.
+const RELOAD_AFTER: usize = 512;
+
+/// The word set of a name: its letter/digit runs, lower-cased, stopwords
+/// ([`STOPWORDS`]) dropped.
+pub fn name_words(name: &str) -> BTreeSet<String> {
+    name.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| !STOPWORDS.contains(&w.as_str()))
+        .collect()
+}
+
+/// The name an open task is compared by: its typed name when its creating
+/// event kept one, else its slug without the date.
+pub fn compared_name(t: &OpenTask) -> &str {
+    t.name
+        .as_deref()
+        .unwrap_or_else(|| strip_date_prefixes(&t.slug))
+}
+
+/// The open tasks' words (module doc). Words are interned (`u32` ids);
+/// each open task keeps its sorted word ids in a slot, each word the slots
+/// of the open tasks holding it.
+#[derive(Debug, Default)]
+pub struct NameIndex {
+    /// The highest event `seq` reflected (`None`: never loaded).
+    seq: Option<i64>,
+    /// Word → id.
+    vocab: HashMap<String, u32>,
+    /// Open tasks, by slot; `None` for a freed slot.
+    slots: Vec<Option<(OpenTask, Vec<u32>)>>,
+    /// Freed slots, reused first.
+    free: Vec<u32>,
+    /// Slug → slot.
+    by_slug: HashMap<String, u32>,
+    /// Word id → the slots holding it.
+    postings: Vec<Vec<u32>>,
+}
+
+/// The open-task query of [`super::read::open_tasks`], for one slug.
+const ONE_OPEN_TASK: &str = "SELECT t.slug, t.status,
+        (SELECT json_extract(e.data, '$.name') FROM events e
+         WHERE e.task_id = t.slug AND e.type = 'task.create'
+         ORDER BY e.seq LIMIT 1)
+ FROM tasks t
+ WHERE t.slug = ?1 AND t.status IN ('open', 'active', 'blocked') AND t.slug NOT LIKE '@%'";
+
+impl NameIndex {
+    /// Brings the index up to the store's events on `conn`. Errors:
+    /// [`StoreError::Sqlite`].
+    pub fn refresh(&mut self, conn: &Connection) -> Result<(), StoreError> {
+        let splits: bool = conn
+            .prepare_cached("SELECT EXISTS(SELECT 1 FROM schema_meta WHERE key = ?1)")?
+            .query_row(params![SPLITS_MARK], |r| r.get(0))?;
+        let Some(since) = self.seq.filter(|_| !splits) else {
+            return self.reload(conn);
+        };
+        let mut stmt = conn.prepare_cached(
+            "SELECT seq, task_id, type, json_extract(data, '$.child_id'),
+                    json_extract(data, '$.target_id')
+             FROM events WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+        )?;
+        let limit = i64::try_from(RELOAD_AFTER + 1).unwrap_or(i64::MAX);
+        let rows = stmt
+            .query_map(params![since, limit], |r| {
+                Ok((
+                    r.get::<_, i64>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, Option<String>>(3).ok().flatten(),
+                    r.get::<_, Option<String>>(4).ok().flatten(),
+                ))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        if rows.len() > RELOAD_AFTER || rows.iter().any(|r| r.2 == types::SPLIT) {
+            return self.reload(conn);
+        }
+        let mut named: BTreeSet<String> = BTreeSet::new();
+        let mut last = since;
+        for (seq, subject, _, child, target) in rows {
+            last = last.max(seq);
+            named.insert(subject);
+            named.extend(child);
+            named.extend(target);
+        }
+        let mut one = conn.prepare_cached(ONE_OPEN_TASK)?;
+        for slug in named {
+            self.remove(&slug);
+            let row = one
+                .query_map(params![slug], open_task)?
+                .next()
+                .transpose()?;
+            if let Some(task) = row {
+                self.insert(task);
+            }
+        }
+        self.seq = Some(last);
+        Ok(())
+    }
+
+    /// Reads every open task again.
+    fn reload(&mut self, conn: &Connection) -> Result<(), StoreError> {
+        // The mark first: events committed after it are re-read next time.
+        let seq: Option<i64> = conn.query_row("SELECT max(seq) FROM events", [], |r| r.get(0))?;
+        let open = super::read::open_tasks(conn)?;
+        *self = NameIndex::default();
+        for task in open {
+            self.insert(task);
+        }
+        self.seq = Some(seq.unwrap_or(0));
+        Ok(())
+    }
+
+    fn insert(&mut self, task: OpenTask) {
+        let mut ids: Vec<u32> = name_words(compared_name(&task))
+            .into_iter()
+            .map(|w| {
+                let next = u32::try_from(self.vocab.len()).unwrap_or(u32::MAX);
+                *self.vocab.entry(w).or_insert(next)
+            })
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(None);
+                u32::try_from(self.slots.len() - 1).unwrap_or(u32::MAX)
+            }
+        };
+        for &w in &ids {
+            let w = w as usize;
+            if self.postings.len() <= w {
+                self.postings.resize_with(w + 1, Vec::new);
+            }
+            self.postings[w].push(slot);
+        }
+        self.by_slug.insert(task.slug.clone(), slot);
+        if let Some(place) = self.slots.get_mut(slot as usize) {
+            *place = Some((task, ids));
+        }
+    }
+
+    fn remove(&mut self, slug: &str) {
+        let Some(slot) = self.by_slug.remove(slug) else {
+            return;
+        };
+        let Some((_, ids)) = self.slots.get_mut(slot as usize).and_then(Option::take) else {
+            return;
+        };
+        for w in ids {
+            if let Some(list) = self.postings.get_mut(w as usize)
+                && let Some(i) = list.iter().position(|&s| s == slot)
+            {
+                list.swap_remove(i);
+            }
+        }
+        self.free.push(slot);
+    }
+
+    /// Every open task whose name's words score at least `min_score`
+    /// against `words` (shared words / all words, the score of
+    /// `possibleDuplicates`), by slug. Only the tasks in the posting lists
+    /// of the `a - k + 1` rarest of the `a` words are scored, `k` being the
+    /// fewest shared words the score allows (module doc).
+    pub fn similar(&self, words: &BTreeSet<String>, min_score: f64) -> Vec<OpenTask> {
+        let a = words.len();
+        let mut mine: Vec<Option<u32>> = words.iter().map(|w| self.vocab.get(w).copied()).collect();
+        let mut hits: Vec<u32> = if min_score <= 0.0 {
+            (0..self.slots.len())
+                .filter_map(|s| u32::try_from(s).ok())
+                .collect()
+        } else {
+            // shared / all >= min_score and all >= a: shared >= min_score * a
+            // (rounded down by a hair: a float error only widens the net).
+            let k = ((min_score * a as f64 - 1e-9).ceil().max(1.0)) as usize;
+            mine.sort_by_key(|w| {
+                w.map_or(0, |w| self.postings.get(w as usize).map_or(0, Vec::len))
+            });
+            let take = a.saturating_sub(k) + 1;
+            mine.iter()
+                .take(take)
+                .flatten()
+                .filter_map(|&w| self.postings.get(w as usize))
+                .flatten()
+                .copied()
+                .collect()
+        };
+        hits.sort_unstable();
+        hits.dedup();
+        let mut ids: Vec<u32> = mine.into_iter().flatten().collect();
+        ids.sort_unstable();
+        let mut out: Vec<OpenTask> = hits
+            .into_iter()
+            .filter_map(|s| self.slots.get(s as usize).and_then(Option::as_ref))
+            .filter(|(_, theirs)| {
+                let shared = ids
+                    .iter()
+                    .filter(|w| theirs.binary_search(w).is_ok())
+                    .count();
+                let union = a + theirs.len() - shared;
+                let score = if union == 0 {
+                    0.0
+                } else {
+                    shared as f64 / union as f64
+                };
+                score >= min_score
+            })
+            .map(|(t, _)| t.clone())
+            .collect();
+        out.sort_by(|x, y| x.slug.cmp(&y.slug));
+        out
+    }
+
+    /// How many open tasks the index holds.
+    pub fn len(&self) -> usize {
+        self.by_slug.len()
+    }
+
+    /// True when it holds no open task.
+    pub fn is_empty(&self) -> bool {
+        self.by_slug.is_empty()
+    }
+}
+
+fn open_task(r: &rusqlite::Row<'_>) -> rusqlite::Result<OpenTask> {
+    Ok(OpenTask {
+        slug: r.get(0)?,
+        status: r.get(1)?,
+        name: r.get::<_, Option<String>>(2).ok().flatten(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_splits_mark_is_the_fold_layers() {
+        assert_eq!(SPLITS_MARK, crate::store::split::SPLITS_MARK);
+    }
+
+    fn task(slug: &str, name: &str) -> OpenTask {
+        OpenTask {
+            slug: slug.into(),
+            status: "active".into(),
+            name: Some(name.into()),
+        }
+    }
+
+    /// The reference: every task scored (what `possibleDuplicates` did).
+    fn scan(tasks: &[OpenTask], words: &BTreeSet<String>, min: f64) -> Vec<String> {
+        let mut out: Vec<String> = tasks
+            .iter()
+            .filter(|t| {
+                let theirs = name_words(compared_name(t));
+                let union = words.union(&theirs).count();
+                let shared = words.intersection(&theirs).count();
+                let score = if union == 0 {
+                    0.0
+                } else {
+                    shared as f64 / union as f64
+                };
+                score >= min
+            })
+            .map(|t| t.slug.clone())
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn similar_is_the_full_scan_on_fewer_tasks() {
+        let names = [
+            "tune search ranking",
+            "tune parser cache",
+            "tune search cache",
+            "fix search ranking",
+            "search ranking",
+            "wire the tokenizer cache for the search module",
+            "tokenizer",
+            "Tune the Search: ranking (again)",
+        ];
+        let mut idx = NameIndex::default();
+        let mut tasks = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            let t = task(&format!("2026-01-01-t{i}"), n);
+            idx.insert(t.clone());
+            tasks.push(t);
+        }
+        tasks.push(OpenTask {
+            slug: "2026-01-01-search-ranking-weights".into(),
+            status: "open".into(),
+            name: None,
+        });
+        idx.insert(tasks[tasks.len() - 1].clone());
+        idx.remove("2026-01-01-t1");
+        tasks.remove(1);
+        for probe in names
+            .iter()
+            .chain(&["search ranking weights", "nothing shared", "the"])
+        {
+            let words = name_words(probe);
+            for min in [0.5, 0.34, 1.0, 0.0] {
+                let got: Vec<String> = idx
+                    .similar(&words, min)
+                    .into_iter()
+                    .map(|t| t.slug)
+                    .collect();
+                assert_eq!(got, scan(&tasks, &words, min), "{probe} at {min}");
+            }
+        }
+        assert_eq!(idx.len(), 8);
+        assert_eq!(
+            idx.similar(&name_words("tune search ranking"), 0.5)
+                .into_iter()
+                .map(|t| t.slug)
+                .collect::<Vec<_>>(),
+            [
+                "2026-01-01-search-ranking-weights",
+                "2026-01-01-t0",
+                "2026-01-01-t2",
+                "2026-01-01-t3",
+                "2026-01-01-t4",
+                "2026-01-01-t7"
+            ]
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! WAL checkpoints off the write path (issue 23; docs/store.md "SQLite
+//! settings"): the write that takes the WAL past 1000 pages only wakes the
+//! store's background checkpointer; dropping the store joins it first, so
+//! the read-write connection is still the last one and removes the WAL.
+//! Also the open's one-probe "any event?" (`Store::has_events`).
+
+use std::time::{Duration, Instant};
+
+use cairn::store::{NewEvent, Store};
+
+#[test]
+fn checkpoints_run_in_the_background_and_the_wal_is_gone_after_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join(".cairn").join("cairn.db");
+    let store = Store::open(&db).unwrap();
+    let slug = "2026-12-01-checkpoint-target";
+    store
+        .write(&[NewEvent::task_create("s", 1_790_000_000, slug, None, None)])
+        .unwrap();
+    assert_eq!(store.background_checkpoints(), 0);
+    let text = "a longer observation about the write path ".repeat(40);
+    let mut n = 0i64;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while store.background_checkpoints() == 0 && Instant::now() < deadline {
+        n += 1;
+        store
+            .write(&[NewEvent::observation(
+                "s",
+                1_790_000_000 + n,
+                slug,
+                &format!("{n} {text}"),
+            )])
+            .unwrap();
+        if n > 3000 {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    assert!(
+        store.background_checkpoints() > 0,
+        "no checkpoint after {n} writes"
+    );
+    let wal = dir.path().join(".cairn").join("cairn.db-wal");
+    assert!(wal.exists());
+    drop(store);
+    assert!(!wal.exists(), "the last connection removes the WAL");
+    let store = Store::open(&db).unwrap();
+    assert_eq!(store.event_count().unwrap(), n + 1);
+}
+
+#[test]
+fn a_short_session_starts_no_checkpointer() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join(".cairn").join("cairn.db")).unwrap();
+    store
+        .write(&[NewEvent::task_create(
+            "s",
+            1_790_000_000,
+            "2026-12-01-short-session",
+            None,
+            None,
+        )])
+        .unwrap();
+    assert_eq!(store.background_checkpoints(), 0);
+}
+
+/// Issue 23: a read command's open asks "any event?" with one probe
+/// (`has_events`) where it counted every event.
+#[test]
+fn has_events_is_false_only_for_an_empty_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join(".cairn").join("cairn.db")).unwrap();
+    assert!(!store.has_events().unwrap());
+    store
+        .write(&[NewEvent::task_create(
+            "s",
+            1_790_000_000,
+            "2026-12-01-any-event-here",
+            None,
+            None,
+        )])
+        .unwrap();
+    assert!(store.has_events().unwrap());
+    assert_eq!(store.event_count().unwrap(), 1);
+}
