@@ -541,7 +541,7 @@ fn claim_one_walks_the_slug_index_and_stops_at_the_first_ready_task() {
     assert_eq!(ex.statements.len(), 2);
     let target = &ex.statements[0];
     assert!(
-        target.sql.contains(" ORDER BY t.slug ASC LIMIT ?"),
+        target.sql.contains(" ORDER BY t.slug ASC LIMIT +?"),
         "{}",
         target.sql
     );

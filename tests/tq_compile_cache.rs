@@ -165,3 +165,40 @@ fn the_current_task_and_the_agent_are_part_of_the_key() {
         format!("1 task:\n- {}", s("a"))
     );
 }
+
+/// SQLite re-prepares a statement on every run when a bound value may change
+/// its plan (`LIMIT ?`, a comparison with the indexed generated column
+/// `edge_count`); the lowering spells those values `+?N`, so a repeated
+/// view runs the statement prepared the first time (issue 23's fixed cost).
+#[test]
+fn no_builtin_view_is_prepared_again_on_a_repeat_run() {
+    use cairn::tq::registry;
+    use rusqlite::StatementStatus;
+    let mut f = Fx::new();
+    f.create("a");
+    f.create("b");
+    let mut who = Session::new();
+    who.current = Some(s("a"));
+    let engine = Engine::new().with_clock(Clock::Fixed(T0));
+    let mut texts: Vec<String> = registry::builtin_views()
+        .iter()
+        .map(|v| format!("(query \"{}\")", v.name))
+        .collect();
+    texts.push("(-> (all) (:where (= :edge-count 0)) (:count))".to_string());
+    texts.push("(-> (all) (:where (> :obs-count 1)) (:ids))".to_string());
+    texts.push("(-> (all) (:sort :edge-count :desc) (:take 3) (:ids))".to_string());
+    for q in &texts {
+        for _ in 0..3 {
+            engine.run(&f.store, &who, q, Surface::Read).unwrap();
+        }
+        let ex = engine.explain(&f.store, &who, q, Surface::Read).unwrap();
+        let sql = &ex.statements[0].sql;
+        let reader = f.store.warm_reader().unwrap();
+        let st = reader.conn().prepare_cached(sql).unwrap();
+        assert_eq!(st.get_status(StatementStatus::RePrepare), 0, "{q}\n{sql}");
+        assert!(
+            st.get_status(StatementStatus::Run) >= 3,
+            "{q}: not the cached statement"
+        );
+    }
+}

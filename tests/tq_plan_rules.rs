@@ -186,13 +186,13 @@ fn count_fields_against_constants_use_the_counter_index() {
         (
             "(-> (all) (:where (= :edge-count 0)) (:count))",
             "counter-columns ×1, filter-fusion ×1, order-elision ×1",
-            "(t.edge_count = ?1)",
+            "(t.edge_count = +?1)",
             "SEARCH t USING INDEX tasks_edge_count (edge_count=?)",
         ),
         (
             "(-> (all) (:where (> :obs-count 0)) (:count))",
             "counter-columns ×1, filter-fusion ×1, order-elision ×1",
-            "(t.obs_count > ?1)",
+            "(t.obs_count > +?1)",
             "SEARCH t USING COVERING INDEX tasks_obs_count (obs_count>?)",
         ),
         (

@@ -18,6 +18,13 @@ pub trait Dialect: Sync {
     fn row_number(&self, order_by: &str) -> String;
     /// `LIMIT n` for an integer expression `n`.
     fn limit(&self, n: &str) -> String;
+    /// Bound value `p` spelled so the engine's planner does not read it:
+    /// SQLite re-prepares a statement on every run when a bound value may
+    /// change its plan (a `LIMIT ?`, a comparison with an indexed generated
+    /// column such as `edge_count`: measured, `sqlite3_stmt_status(…,
+    /// REPREPARE)` counts one per run), so those are `+?N` there (the same
+    /// value; the index is still used). PostgreSQL: `p`.
+    fn plan_blind(&self, p: &str) -> String;
     /// Rows `(value)` of a JSON array held in parameter `p`, as a FROM item
     /// aliased `j`; [`Dialect::json_item`] reads element `i` of one.
     fn json_rows(&self, p: &str) -> String;
@@ -106,7 +113,11 @@ impl Dialect for Sqlite {
     }
 
     fn limit(&self, n: &str) -> String {
-        format!("LIMIT {n}")
+        format!("LIMIT {}", self.plan_blind(n))
+    }
+
+    fn plan_blind(&self, p: &str) -> String {
+        format!("+{p}")
     }
 
     fn json_rows(&self, p: &str) -> String {

@@ -187,7 +187,7 @@ impl Lower {
                     }
                 };
                 if self.never_null(v) {
-                    format!("({e} = {operand})")
+                    format!("({e} = {})", self.d.plan_blind(&operand))
                 } else {
                     self.d.null_false(&format!("{e} = {operand}"))
                 }
@@ -213,7 +213,7 @@ impl Lower {
                     Cmp::Le => "<=",
                 };
                 let test = if self.never_null(v) {
-                    format!("({e} {op} {p})")
+                    format!("({e} {op} {})", self.d.plan_blind(&p))
                 } else {
                     self.d.null_false(&format!("{e} {op} {p}"))
                 };

@@ -39,6 +39,10 @@ impl Dialect for Postgres {
         format!("LIMIT {n}")
     }
 
+    fn plan_blind(&self, p: &str) -> String {
+        p.to_string()
+    }
+
     fn json_rows(&self, p: &str) -> String {
         format!("jsonb_array_elements(({p})::jsonb) j")
     }
