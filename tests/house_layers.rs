@@ -33,6 +33,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "texts",
         "pg/search",
         "pg/case_fold",
+        "progress",
     ],
     &[
         "reader",

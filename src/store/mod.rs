@@ -34,6 +34,7 @@ pub mod log;
 pub mod model;
 mod open;
 pub mod parts;
+pub mod progress;
 pub mod pg;
 pub mod read;
 pub mod reader;
