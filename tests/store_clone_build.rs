@@ -128,7 +128,11 @@ fn rebuild_and_rebuild_from_logs_print_the_digest_of_what_they_built() {
     ok(dir, &["add", "tune search ranking"]);
     ok(
         dir,
-        &["note", "2026-01-01-tune-search-ranking", "first observation"],
+        &[
+            "note",
+            "2026-01-01-tune-search-ranking",
+            "first observation",
+        ],
     );
     let digest = |line: &str| line.trim().rsplit(' ').next().unwrap().to_string();
     let a = digest(&ok(dir, &["rebuild"]));

@@ -61,11 +61,7 @@ fn cairn(dir: &Path, args: &[&str]) -> R<(Duration, String)> {
         .output()?;
     let took = start.elapsed();
     if !out.status.success() {
-        return Err(format!(
-            "cairn {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-        .into());
+        return Err(format!("cairn {args:?}: {}", String::from_utf8_lossy(&out.stderr)).into());
     }
     Ok((took, String::from_utf8(out.stdout)?))
 }
@@ -86,9 +82,18 @@ fn record_stages() {
 
 /// `stage s, stage s, …` since the last call: where the time went.
 fn stages() -> String {
-    let v = STAGES.lock().map(|mut v| std::mem::take(&mut *v)).unwrap_or_default();
+    let v = STAGES
+        .lock()
+        .map(|mut v| std::mem::take(&mut *v))
+        .unwrap_or_default();
     v.windows(2)
-        .map(|w| format!("{} {:.2} s", w[0].0.label(), (w[1].1 - w[0].1).as_secs_f64()))
+        .map(|w| {
+            format!(
+                "{} {:.2} s",
+                w[0].0.label(),
+                (w[1].1 - w[0].1).as_secs_f64()
+            )
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -198,10 +203,7 @@ pub fn run(n: usize, raw_refold: impl Fn(&Path) -> R<Duration>) -> R<()> {
     let _ = std::fs::remove_dir_all(&clones);
     std::fs::create_dir_all(&clones)?;
     let t = Instant::now();
-    git(
-        &clones,
-        &["clone", "-q", &dir.to_string_lossy(), "clone"],
-    )?;
+    git(&clones, &["clone", "-q", &dir.to_string_lossy(), "clone"])?;
     let cloned = t.elapsed();
     let clone = clones.join("clone");
     let (first, out) = cairn(&clone, &["query", FIRST])?;

@@ -35,8 +35,8 @@ use super::safe::LogRead;
 use super::{LogLine, Logs, ParsedLine};
 use crate::store::error::StoreError;
 use crate::store::fold::{FoldInput, fold};
-use crate::store::progress::{Stage, Ticker, report as report_progress};
 use crate::store::handle::Store;
+use crate::store::progress::{Stage, Ticker, report as report_progress};
 use crate::store::refold::rebuild_in;
 
 /// How long the export pass waits for the exclusive log lock before it
@@ -136,7 +136,9 @@ impl Store {
             let db_empty = !clear
                 && !self
                     .conn
-                    .query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |r| r.get::<_, bool>(0))?;
+                    .query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |r| {
+                        r.get::<_, bool>(0)
+                    })?;
             let mut known = self
                 .conn
                 .prepare_cached("SELECT 1 FROM events WHERE event_key = ?1")?;
@@ -480,34 +482,35 @@ fn scan_files(
     if progress {
         report_progress(Stage::ReadLogs, 0, total);
     }
-    let one = |(folder, path): (String, PathBuf)| -> Result<Option<(String, PathBuf, Scan)>, StoreError> {
-        if progress {
-            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if n % every == 0 || n == total {
-                report_progress(Stage::ReadLogs, n, total);
-            }
-        }
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            return Ok(None);
-        };
-        let st = stamp(&meta);
-        if !all && marks.get(&folder) == Some(&st) {
-            return Ok(Some((folder, path, Scan::Unchanged)));
-        }
-        let scan = match read_log(&path)? {
-            LogRead::Missing => return Ok(None),
-            LogRead::Refused(reason) => Scan::Refused(reason),
-            LogRead::Text(text) => {
-                let (good, bad) = parse_log(&path, &text);
-                Scan::Read {
-                    stamp: st,
-                    good,
-                    bad,
+    let one =
+        |(folder, path): (String, PathBuf)| -> Result<Option<(String, PathBuf, Scan)>, StoreError> {
+            if progress {
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if n % every == 0 || n == total {
+                    report_progress(Stage::ReadLogs, n, total);
                 }
             }
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                return Ok(None);
+            };
+            let st = stamp(&meta);
+            if !all && marks.get(&folder) == Some(&st) {
+                return Ok(Some((folder, path, Scan::Unchanged)));
+            }
+            let scan = match read_log(&path)? {
+                LogRead::Missing => return Ok(None),
+                LogRead::Refused(reason) => Scan::Refused(reason),
+                LogRead::Text(text) => {
+                    let (good, bad) = parse_log(&path, &text);
+                    Scan::Read {
+                        stamp: st,
+                        good,
+                        bad,
+                    }
+                }
+            };
+            Ok(Some((folder, path, scan)))
         };
-        Ok(Some((folder, path, scan)))
-    };
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(4);
@@ -529,32 +532,31 @@ fn scan_files(
         chunks.push(chunk);
     }
     let one = &one;
-    let results: Vec<Result<Vec<(String, PathBuf, Scan)>, StoreError>> =
-        std::thread::scope(|s| {
-            let handles: Vec<_> = chunks
-                .into_iter()
-                .map(|chunk| {
-                    s.spawn(move || {
-                        let mut out = Vec::with_capacity(chunk.len());
-                        for f in chunk {
-                            out.extend(one(f)?);
-                        }
-                        Ok(out)
-                    })
+    let results: Vec<Result<Vec<(String, PathBuf, Scan)>, StoreError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                s.spawn(move || {
+                    let mut out = Vec::with_capacity(chunk.len());
+                    for f in chunk {
+                        out.extend(one(f)?);
+                    }
+                    Ok(out)
                 })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| {
-                    h.join().unwrap_or_else(|_| {
-                        Err(StoreError::io(
-                            Path::new("tasks"),
-                            std::io::Error::other("a log-reading thread failed"),
-                        ))
-                    })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(StoreError::io(
+                        Path::new("tasks"),
+                        std::io::Error::other("a log-reading thread failed"),
+                    ))
                 })
-                .collect()
-        });
+            })
+            .collect()
+    });
     let mut out = Vec::new();
     for r in results {
         out.extend(r?);
