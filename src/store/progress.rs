@@ -76,9 +76,10 @@ pub(crate) struct Ticker {
 }
 
 impl Ticker {
-    /// A ticker for `total` items of `stage`, reporting 0 now.
+    /// A ticker for `total` items of `stage`, reporting 0 now; silent when
+    /// `total` is 0 (nothing counted: a small refold inside a write).
     pub(crate) fn new(stage: Stage, total: u64) -> Ticker {
-        let on = wanted();
+        let on = total > 0 && wanted();
         if on {
             report(stage, 0, total);
         }

@@ -119,6 +119,7 @@ pub(crate) fn rebuild_in(conn: &Connection) -> Result<(), StoreError> {
         "INSERT INTO obs_fts(obs_fts) VALUES ('rebuild');
          INSERT INTO task_fts(task_fts) VALUES ('rebuild');",
     )?;
+    super::progress::report(super::progress::Stage::Done, 0, 0);
     Ok(())
 }
 

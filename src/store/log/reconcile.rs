@@ -461,6 +461,9 @@ enum Scan {
     },
 }
 
+/// The files one scan read, in order: `(folder, path, what it found)`.
+type Scanned = Vec<(String, PathBuf, Scan)>;
+
 /// Below this many files the scan runs on the calling thread.
 const PARALLEL_FILES: usize = 256;
 
@@ -474,7 +477,7 @@ fn scan_files(
     files: Vec<(String, PathBuf)>,
     marks: &HashMap<String, (i128, u64)>,
     all: bool,
-) -> Result<Vec<(String, PathBuf, Scan)>, StoreError> {
+) -> Result<Scanned, StoreError> {
     let total = files.len() as u64;
     let done = AtomicU64::new(0);
     let every = (total / 200).max(100);
@@ -486,7 +489,7 @@ fn scan_files(
         |(folder, path): (String, PathBuf)| -> Result<Option<(String, PathBuf, Scan)>, StoreError> {
             if progress {
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if n % every == 0 || n == total {
+                if n.is_multiple_of(every) || n == total {
                     report_progress(Stage::ReadLogs, n, total);
                 }
             }
@@ -532,7 +535,7 @@ fn scan_files(
         chunks.push(chunk);
     }
     let one = &one;
-    let results: Vec<Result<Vec<(String, PathBuf, Scan)>, StoreError>> = std::thread::scope(|s| {
+    let results: Vec<Result<Scanned, StoreError>> = std::thread::scope(|s| {
         let handles: Vec<_> = chunks
             .into_iter()
             .map(|chunk| {
