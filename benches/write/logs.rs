@@ -203,7 +203,16 @@ pub fn run(n: usize, raw_refold: impl Fn(&Path) -> R<Duration>) -> R<()> {
     let _ = std::fs::remove_dir_all(&clones);
     std::fs::create_dir_all(&clones)?;
     let t = Instant::now();
-    git(&clones, &["clone", "-q", &dir.to_string_lossy(), "clone"])?;
+    git(
+        &clones,
+        &[
+            "clone",
+            "-q",
+            "--no-hardlinks",
+            &dir.to_string_lossy(),
+            "clone",
+        ],
+    )?;
     let cloned = t.elapsed();
     let clone = clones.join("clone");
     let (first, out) = cairn(&clone, &["query", FIRST])?;
