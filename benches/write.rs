@@ -5,12 +5,17 @@
 //! `CAIRN_BENCH_TASKS` (default 20000) tasks, each with a `task.create`, ten
 //! observations, two status changes and one metadata set (14 events).
 //! Run: `cargo bench --bench write` (`CAIRN_BENCH_TASKS=100000` for the
-//! spec's store size).
+//! spec's store size). `CAIRN_BENCH_PART=logs` runs only the issue-23 rows
+//! instead (`write/logs.rs`: the realistic store with its logs in git, the
+//! `cairn` binary's open, rebuild and clone-first-answer wall clocks).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use cairn::store::{NewEvent, Status, Store};
+
+#[path = "write/logs.rs"]
+mod logs;
 
 /// Total size in bytes and allocated bytes of every file under `dir`.
 fn du(dir: &Path) -> (u64, u64) {
@@ -175,10 +180,13 @@ fn raw_refold(db: &Path) -> Result<Duration, Box<dyn std::error::Error>> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let tasks: usize = std::env::var("CAIRN_BENCH_TASKS")
+    let tasks: Option<usize> = std::env::var("CAIRN_BENCH_TASKS")
         .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(20_000);
+        .and_then(|s| s.parse().ok());
+    if std::env::var("CAIRN_BENCH_PART").is_ok_and(|p| p == "logs") {
+        return logs::run(tasks.unwrap_or(10_000), raw_refold);
+    }
+    let tasks = tasks.unwrap_or(20_000);
     let dir = tempfile::tempdir()?;
     let db = dir.path().join(".cairn/cairn.db");
     let store = Store::open(&db)?;

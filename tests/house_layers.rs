@@ -34,6 +34,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "pg/search",
         "pg/case_fold",
         "names",
+        "progress",
     ],
     &[
         "reader",

@@ -358,6 +358,7 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
 /// `error: MESSAGE`; clap's own usage errors also exit 2).
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
+    progress::install();
     color::apply(cli.color);
     identity::set_flag(cli.agent.as_deref());
     if let Err(msg) = identity::check_env() {

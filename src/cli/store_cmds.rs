@@ -58,6 +58,7 @@ pub(super) fn rebuild_cmd(
     let progress = Progress::start("rebuild");
     let mut prefix = String::new();
     let mut read = None;
+    let digest;
     if from_logs {
         let report = store
             .rebuild_from_logs()?
@@ -67,11 +68,11 @@ pub(super) fn rebuild_cmd(
             report.files_read, report.malformed
         );
         read = Some((report.files_read, report.malformed));
+        digest = store.digest()?;
     } else {
-        store.rebuild()?;
+        digest = store.rebuild_digest()?;
     }
     let n = store.event_count()?;
-    let digest = store.digest()?;
     progress.finish();
     if json {
         emit_json(&json!({

@@ -65,6 +65,24 @@ impl Aside {
     /// transaction (no write lock on `db`); writers carry on meanwhile.
     /// Errors: [`StoreError::Sqlite`] (the copy is removed again).
     pub(crate) fn snapshot(db: &Path) -> Result<Aside, StoreError> {
+        let aside = Aside::empty(db);
+        let target = aside.path.to_string_lossy().into_owned();
+        let conn = Connection::open(db)?;
+        conn.busy_timeout(super::schema::BUSY_TIMEOUT)?;
+        conn.execute("VACUUM INTO ?1", params![target])?;
+        drop(conn);
+        if std::env::var_os(PAUSE_IN_ASIDE).is_some() {
+            eprintln!("cairn-test: aside");
+            std::thread::sleep(std::time::Duration::from_secs(60));
+        }
+        Ok(aside)
+    }
+
+    /// Removes stale copies ([`sweep_stale`]) and names a new aside file
+    /// beside the database at `db`, removed like a snapshot's (drop,
+    /// signal, next run), with nothing in it yet: where a fresh clone's
+    /// database is built before it is linked into place (issue 23).
+    pub(crate) fn empty(db: &Path) -> Aside {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         for removed in sweep_stale(db) {
             eprintln!(
@@ -85,16 +103,7 @@ impl Aside {
             path,
         };
         aside.remove();
-        let target = aside.path.to_string_lossy().into_owned();
-        let conn = Connection::open(db)?;
-        conn.busy_timeout(super::schema::BUSY_TIMEOUT)?;
-        conn.execute("VACUUM INTO ?1", params![target])?;
-        drop(conn);
-        if std::env::var_os(PAUSE_IN_ASIDE).is_some() {
-            eprintln!("cairn-test: aside");
-            std::thread::sleep(std::time::Duration::from_secs(60));
-        }
-        Ok(aside)
+        aside
     }
 
     /// A connection to the copy, tuned for scratch work (nothing durable).

@@ -6,7 +6,8 @@
 //!    content keys, `MAX_TS`), `slug`, `schema` (DDL, migrations, settings),
 //!    `location`, `search`, `texts` (a task's name and description as
 //!    search registers), `read`, and the log's bottom: `log/mod.rs`
-//!    (paths, folder names), `log/line`, `log/safe`;
+//!    (paths, folder names), `log/line`, `log/safe`, `progress` (the
+//!    stages of long work, reported to a sink the CLI installs);
 //! 2. handle: `reader` (read-only connections, the warm reader), `handle`
 //!    (the [`Store`] and its small lookups), `log/marks` (watermarks);
 //! 3. fold: `split`, `fold` (the reducer), `refold` (fold the whole log);
@@ -37,6 +38,7 @@ pub mod names;
 mod open;
 pub mod parts;
 pub mod pg;
+pub mod progress;
 pub mod read;
 pub mod reader;
 mod rebuild;

@@ -69,6 +69,12 @@ impl Store {
                 }
             }
         }
+        if let Some(logs) = Logs::for_db(path)
+            && !path.try_exists().map_err(|e| StoreError::io(path, e))?
+            && holds_logs(&logs)
+        {
+            build_from_logs(path, &logs)?;
+        }
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         require_fts5(&conn)?;
@@ -249,6 +255,83 @@ impl Store {
 fn is_file_db(path: &Path) -> bool {
     let text = path.to_string_lossy();
     !(text.starts_with("file:") || text == ":memory:")
+}
+
+/// Builds the missing database at `path` from the task logs beside it (a
+/// fresh clone; a deleted `cairn.db`; issue 23): in an aside file
+/// (`aside.rs`: removed on error, on a signal, or by the next run) written
+/// without a durable journal (`synchronous=OFF`, an in-memory rollback
+/// journal: nothing in it matters until it is complete), the whole ingest
+/// in one transaction and one refold, then switched to WAL, synced, and
+/// linked into place under the name `path` — `link(2)`, which never
+/// replaces a file. So no process ever opens a half-built database, and a
+/// build killed midway leaves nothing behind but the copy the next run
+/// sweeps. Concurrent first opens queue on `<db>.build-lock` (one builds;
+/// the others find the database when they get the lock). Errors:
+/// [`StoreError::Io`], [`StoreError::Sqlite`], and the ingest's.
+fn build_from_logs(path: &Path, logs: &Logs) -> Result<(), StoreError> {
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".build-lock");
+    let lock_path = path.with_file_name(name);
+    let io = |e| StoreError::io(&lock_path, e);
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(io)?;
+    lock.lock().map_err(io)?;
+    if path.try_exists().map_err(|e| StoreError::io(path, e))? {
+        return Ok(());
+    }
+    let aside = super::aside::Aside::empty(path);
+    {
+        let conn = Connection::open(&aside.path)?;
+        require_fts5(&conn)?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.pragma_update(None, "synchronous", "OFF")?;
+        let _: String = conn.query_row("PRAGMA journal_mode=MEMORY", [], |r| r.get(0))?;
+        migrate(&conn)?;
+        let store = Store {
+            conn,
+            path: aside.path.clone(),
+            logs: Some(logs.clone()),
+            sync_state: RefCell::new(SyncState::default()),
+            warm: RefCell::new(None),
+            checkpointer: None,
+            names: RefCell::new(NameIndex::default()),
+        };
+        let index = super::log::marks::index_stamp(logs);
+        store.ingest_logs(logs, true)?;
+        if let Some(stamp) = index {
+            super::log::marks::store_index_seen(&store.conn, stamp)?;
+        }
+        let _: String = store
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+    }
+    let aside_io = |e| StoreError::io(&aside.path, e);
+    std::fs::File::open(&aside.path)
+        .and_then(|f| f.sync_all())
+        .map_err(aside_io)?;
+    match std::fs::hard_link(&aside.path, path) {
+        Ok(()) => {}
+        // Made meanwhile by a process that did not queue here: it stays,
+        // and the open reconciles it with the logs as before.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(StoreError::io(path, e)),
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && let Ok(d) = std::fs::File::open(dir)
+    {
+        let _ = d.sync_all();
+    }
+    drop(aside);
+    // Safe to remove while others wait on it: each checks for the
+    // database again once it holds the lock, and the link never replaces.
+    let _ = std::fs::remove_file(&lock_path);
+    drop(lock);
+    Ok(())
 }
 
 /// True when the store directory of `logs` holds at least one task folder

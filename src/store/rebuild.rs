@@ -17,7 +17,8 @@ use super::aside::Aside;
 use super::error::StoreError;
 use super::event::hex;
 use super::handle::Store;
-use super::refold::{fold_events_after, rebuild_in};
+use super::progress::{Stage, report};
+use super::refold::{fold_events_after, rebuild_in, schema_objects};
 
 /// The outcome of [`Store::verify`]: `ok` when the live projection equals a
 /// fresh fold of the log (and the FTS index is consistent); `before`/`after`
@@ -241,14 +242,11 @@ fn projection_triggers(
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
-/// Re-folds the whole log on an aside copy with the FTS triggers off (the
-/// index is cleared with `'delete-all'` and built once at the end; the
-/// counter triggers stay on). Returns
-/// the highest `seq` folded.
+/// Re-folds the whole log on an aside copy ([`rebuild_in`]: triggers and
+/// secondary indexes off while it folds, each index, counter column and
+/// FTS index built once at the end). Returns the highest `seq` folded.
 fn refold_aside(conn: &Connection) -> Result<i64, StoreError> {
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
-    // `rebuild_in` takes the FTS triggers off itself; the counter triggers
-    // (obs_count, child_count, lateral_*) must stay on while it folds.
     rebuild_in(&tx)?;
     let through: i64 =
         tx.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
@@ -262,7 +260,11 @@ fn refold_aside(conn: &Connection) -> Result<i64, StoreError> {
 /// with the aside attached as `aside`: the live projection and FTS index
 /// are replaced by the aside's (triggers off), then the events after
 /// `through` are folded on top.
-fn swap_in(conn: &Connection, through: i64) -> Result<(), StoreError> {
+///
+/// The live tables' non-unique indexes are dropped while they refill and
+/// built again after (one sort each instead of a random insert per row),
+/// inside the same transaction. Returns how many late events it folded.
+fn swap_in(conn: &Connection, through: i64) -> Result<usize, StoreError> {
     let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
     let triggers = projection_triggers(&tx, "main")?;
     for (name, _) in &triggers {
@@ -276,6 +278,13 @@ fn swap_in(conn: &Connection, through: i64) -> Result<(), StoreError> {
     for t in PROJECTION_TABLES.iter().rev() {
         tx.execute_batch(&format!("DELETE FROM main.{t}"))?;
     }
+    let indexes = schema_objects(&tx, "index")?;
+    for (name, _, _) in &indexes {
+        tx.execute_batch(&format!(
+            "DROP INDEX main.\"{}\"",
+            name.replace('"', "\"\"")
+        ))?;
+    }
     for t in PROJECTION_TABLES {
         // Generated columns (tasks.edge_count) are computed, never inserted.
         let cols = stored_columns(&tx, t)?;
@@ -288,12 +297,15 @@ fn swap_in(conn: &Connection, through: i64) -> Result<(), StoreError> {
             "DELETE FROM main.{t}; INSERT INTO main.{t} SELECT * FROM aside.{t};"
         ))?;
     }
+    for (_, _, sql) in &indexes {
+        tx.execute_batch(sql)?;
+    }
     for (_, sql) in &triggers {
         tx.execute_batch(sql)?;
     }
-    fold_events_after(&tx, through)?;
+    let late = fold_events_after(&tx, through)?;
     tx.commit()?;
-    Ok(())
+    Ok(late)
 }
 
 impl Store {
@@ -306,8 +318,21 @@ impl Store {
     /// arrived since the snapshot. Writers wait only for the swap.
     /// Errors: [`StoreError::Sqlite`].
     pub fn rebuild(&self) -> Result<(), StoreError> {
+        self.rebuild_digest().map(|_| ())
+    }
+
+    /// [`Store::rebuild`], returning the projection digest after it
+    /// ([`Store::digest`]). Issue 23: the digest is taken on the aside
+    /// copy on a second thread while the swap runs (the swap copies the
+    /// aside tables as they are, so the digests are equal); only when
+    /// events arrived after the snapshot (folded on top by the swap) is
+    /// the live projection digested again. Errors: [`StoreError::Sqlite`].
+    pub fn rebuild_digest(&self) -> Result<String, StoreError> {
+        report(Stage::Snapshot, 0, 0);
         let aside = Aside::snapshot(self.path())?;
-        let through = refold_aside(&aside.open()?)?;
+        let aside_conn = aside.open()?;
+        let through = refold_aside(&aside_conn)?;
+        report(Stage::Swap, 0, 0);
         let conn = Connection::open(self.path())?;
         conn.busy_timeout(super::schema::BUSY_TIMEOUT)?;
         conn.pragma_update(None, "foreign_keys", "OFF")?;
@@ -315,10 +340,18 @@ impl Store {
             "ATTACH DATABASE ?1 AS aside",
             params![aside.path.to_string_lossy().into_owned()],
         )?;
-        let swapped = swap_in(&conn, through);
+        let (swapped, aside_digest) = std::thread::scope(|s| {
+            let digest = s.spawn(move || digest_of(&aside_conn));
+            let swapped = swap_in(&conn, through);
+            (swapped, digest.join())
+        });
         let _ = conn.execute_batch("DETACH DATABASE aside");
         drop(conn);
-        swapped
+        report(Stage::Done, 0, 0);
+        match (swapped?, aside_digest) {
+            (0, Ok(Ok(digest))) => Ok(digest),
+            _ => self.digest(),
+        }
     }
 
     /// Checks that the projection is a faithful fold of the log, taking NO
@@ -329,12 +362,14 @@ impl Store {
     /// consistent. Writers carry on meanwhile; what they add after the
     /// snapshot is not checked. Errors: [`StoreError::Sqlite`].
     pub fn verify(&self) -> Result<Verification, StoreError> {
+        report(Stage::Snapshot, 0, 0);
         let aside = Aside::snapshot(self.path())?;
         let conn = aside.open()?;
         let before = digest_of(&conn)?;
         let fts_ok = fts_consistent(&conn)?;
         refold_aside(&conn)?;
         let after = digest_of(&conn)?;
+        report(Stage::Done, 0, 0);
         Ok(Verification {
             ok: fts_ok && before == after,
             before,

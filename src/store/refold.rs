@@ -25,39 +25,101 @@ pub(crate) const CLEAR_PROJECTION: &str = "
     DELETE FROM tasks;
 ";
 
+/// The projection and fold-state tables whose triggers and secondary
+/// indexes a whole refold takes off while it folds (rebuilt once after).
+const PROJECTION: &str = "'tasks', 'task_texts', 'task_fold', 'edges', 'edge_state', \
+     'sever_state', 'observations', 'handoffs', 'task_metadata', 'named_views', 'view_state'";
+
+/// The counter columns of `tasks` (schema version 2), computed in one pass
+/// each from the folded projection: the same values the `counters_*`
+/// triggers keep row by row (every counter starts at 0 in a new row).
+const FILL_COUNTERS: &str = "
+    UPDATE tasks SET obs_count = c.n
+      FROM (SELECT task_id, count(*) AS n FROM observations GROUP BY task_id) AS c
+     WHERE c.task_id = tasks.id;
+    UPDATE tasks SET child_count = c.n
+      FROM (SELECT parent_task_id AS id, count(*) AS n FROM tasks
+             WHERE parent_task_id IS NOT NULL GROUP BY parent_task_id) AS c
+     WHERE c.id = tasks.id;
+    UPDATE tasks SET lateral_out = c.n
+      FROM (SELECT src_id, count(*) AS n FROM edges GROUP BY src_id) AS c
+     WHERE c.src_id = tasks.id;
+    UPDATE tasks SET lateral_in = c.n
+      FROM (SELECT dst_id, count(*) AS n FROM edges GROUP BY dst_id) AS c
+     WHERE c.dst_id = tasks.id;
+";
+
+/// `(name, table, sql)` of the `type` (`trigger`, `index`) objects on the
+/// projection tables that a refold takes off (indexes: the non-unique
+/// ones declared by `CREATE INDEX`; unique keys stay, the fold's upserts
+/// need them).
+pub(crate) fn schema_objects(
+    conn: &Connection,
+    kind: &str,
+) -> Result<Vec<(String, String, String)>, StoreError> {
+    let sql = format!(
+        "SELECT name, tbl_name, sql FROM sqlite_master
+         WHERE type = ?1 AND sql IS NOT NULL AND tbl_name IN ({PROJECTION})
+           AND sql NOT LIKE 'CREATE UNIQUE%'
+         ORDER BY name"
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params![kind], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// A quoted SQL identifier.
+fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
 /// Empties the projection and re-folds every event ordered by
 /// `(ts, event_id)`, then rebuilds the FTS indexes (`obs_fts`, `task_fts`).
 /// Runs on `conn` inside the caller's transaction or savepoint.
+///
+/// Speed (spec/store.md "Write and rebuild speed"; issue 23): every
+/// trigger on the projection (the FTS ones and the `counters_*`) and every
+/// non-unique index is dropped while the events fold, then restored from
+/// its own stored SQL: each index is built once by a sort, the counter
+/// columns are filled by one grouped pass each ([`FILL_COUNTERS`]) and
+/// the FTS indexes are built once ('rebuild'). The result is the same
+/// projection the triggers would have kept row by row.
 pub(crate) fn rebuild_in(conn: &Connection) -> Result<(), StoreError> {
-    // Speed (spec/store.md "Write and rebuild speed"): clear the FTS
-    // indexes with 'delete-all', fold with their triggers dropped, then
-    // restore them (their own stored SQL) and build each index once.
-    let triggers: Vec<(String, String)> = conn
-        .prepare(
-            "SELECT name, sql FROM sqlite_master
-             WHERE type = 'trigger'
-               AND ((tbl_name = 'observations' AND sql LIKE '%obs_fts%')
-                    OR (tbl_name = 'task_texts' AND sql LIKE '%task_fts%'))
-             ORDER BY name",
-        )?
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-        .collect::<Result<_, _>>()?;
+    let triggers = schema_objects(conn, "trigger")?;
+    let indexes = schema_objects(conn, "index")?;
     conn.execute_batch(
         "INSERT INTO obs_fts(obs_fts) VALUES ('delete-all');
          INSERT INTO task_fts(task_fts) VALUES ('delete-all');",
     )?;
-    for (name, _) in &triggers {
-        conn.execute_batch(&format!("DROP TRIGGER \"{}\"", name.replace('"', "\"\"")))?;
+    for (name, _, _) in &triggers {
+        conn.execute_batch(&format!("DROP TRIGGER {}", ident(name)))?;
     }
+    // Emptied with the indexes still there: deleting a task checks the
+    // foreign keys that point at it, through those indexes.
     conn.execute_batch(CLEAR_PROJECTION)?;
+    for (name, _, _) in &indexes {
+        conn.execute_batch(&format!("DROP INDEX {}", ident(name)))?;
+    }
     fold_events_after(conn, 0)?;
-    for (_, sql) in &triggers {
+    super::progress::report(super::progress::Stage::Index, 0, 0);
+    // The indexes of the other tables first (the counter passes read
+    // them), then the counters, then the indexes of `tasks` (two of them
+    // sort by the counters).
+    for (_, _, sql) in indexes.iter().filter(|(_, t, _)| t != "tasks") {
+        conn.execute_batch(sql)?;
+    }
+    conn.execute_batch(FILL_COUNTERS)?;
+    for (_, _, sql) in indexes.iter().filter(|(_, t, _)| t == "tasks") {
+        conn.execute_batch(sql)?;
+    }
+    for (_, _, sql) in &triggers {
         conn.execute_batch(sql)?;
     }
     conn.execute_batch(
         "INSERT INTO obs_fts(obs_fts) VALUES ('rebuild');
          INSERT INTO task_fts(task_fts) VALUES ('rebuild');",
     )?;
+    super::progress::report(super::progress::Stage::Done, 0, 0);
     Ok(())
 }
 
@@ -65,11 +127,21 @@ pub(crate) fn rebuild_in(conn: &Connection) -> Result<(), StoreError> {
 /// `conn`, ordered by `(ts, event_id)` (the fold is order-independent, so
 /// late events land correctly). Returns how many were folded.
 pub(crate) fn fold_events_after(conn: &Connection, through: i64) -> Result<usize, StoreError> {
+    let total = if super::progress::wanted() {
+        conn.query_row(
+            "SELECT count(*) FROM main.events WHERE seq > ?1",
+            params![through],
+            |r| r.get::<_, i64>(0),
+        )?
+    } else {
+        0
+    };
     fold_selected(
         conn,
         "SELECT event_id, task_id, type, ts, data, event_key FROM main.events WHERE seq > ?1
          ORDER BY ts, event_id",
         params![through],
+        u64::try_from(total).unwrap_or(0),
     )
 }
 
@@ -81,11 +153,16 @@ fn fold_selected(
     conn: &Connection,
     sql: &str,
     args: impl rusqlite::Params,
+    total: u64,
 ) -> Result<usize, StoreError> {
+    // The fold runs about twenty statements in turn: more than rusqlite's
+    // default cache of 16 would re-prepare them over and over.
+    conn.set_prepared_statement_cache_capacity(FOLD_STATEMENTS);
     let remap = super::split::Remap::load(conn)?;
     let mut stmt = conn.prepare(sql)?;
     let mut rows = stmt.query(args)?;
     let mut n = 0;
+    let mut ticker = super::progress::Ticker::new(super::progress::Stage::Fold, total);
     while let Some(row) = rows.next()? {
         let event_id: String = row.get(0)?;
         let task_id: String = row.get(1)?;
@@ -115,9 +192,14 @@ fn fold_selected(
             },
         )?;
         n += 1;
+        ticker.tick(n as u64);
     }
     Ok(n)
 }
+
+/// The statement cache a folding connection keeps (the fold's statements,
+/// the write path's and the reads around them).
+pub(crate) const FOLD_STATEMENTS: usize = 64;
 
 /// Folds again every logged event whose type is one of `types`, ordered by
 /// `(ts, event_id)` (a migration's [`super::schema::Step::Refold`]: events a
@@ -129,5 +211,6 @@ pub(crate) fn refold_types(conn: &Connection, types: &[&str]) -> Result<usize, S
         "SELECT event_id, task_id, type, ts, data, event_key FROM main.events
          WHERE type IN (SELECT value FROM json_each(?1)) ORDER BY ts, event_id",
         params![list],
+        0,
     )
 }

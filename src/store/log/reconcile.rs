@@ -19,7 +19,8 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
@@ -35,6 +36,7 @@ use super::{LogLine, Logs, ParsedLine};
 use crate::store::error::StoreError;
 use crate::store::fold::{FoldInput, fold};
 use crate::store::handle::Store;
+use crate::store::progress::{Stage, Ticker, report as report_progress};
 use crate::store::refold::rebuild_in;
 
 /// How long the export pass waits for the exclusive log lock before it
@@ -129,6 +131,14 @@ impl Store {
         let mut missing: Vec<ParsedLine> = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();
         let result = (|| -> Result<(), StoreError> {
+            // A database without events (a fresh clone's, being built)
+            // holds no key or id a line could collide with.
+            let db_empty = !clear
+                && !self
+                    .conn
+                    .query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |r| {
+                        r.get::<_, bool>(0)
+                    })?;
             let mut known = self
                 .conn
                 .prepare_cached("SELECT 1 FROM events WHERE event_key = ?1")?;
@@ -136,32 +146,24 @@ impl Store {
                 .conn
                 .prepare_cached("SELECT event_key FROM events WHERE event_id = ?1")?;
             let mut ids = IdSet::default();
-            for (folder, path) in log_files(logs)? {
-                let Ok(meta) = std::fs::symlink_metadata(&path) else {
-                    continue;
-                };
-                let st = stamp(&meta);
-                if !all && marks.get(&folder) == Some(&st) {
-                    continue;
-                }
-                let text = match read_log(&path)? {
-                    LogRead::Missing => continue,
-                    LogRead::Refused(reason) => {
+            for (folder, path, scan) in scan_files(log_files(logs)?, &marks, all)? {
+                let (st, good, bad) = match scan {
+                    Scan::Unchanged => continue,
+                    Scan::Refused(reason) => {
                         eprintln!("cairn: skipped log file: {reason}");
                         report.malformed += 1;
                         continue;
                     }
-                    LogRead::Text(t) => t,
+                    Scan::Read { stamp, good, bad } => (stamp, good, bad),
                 };
                 report.files_read += 1;
-                let (good, bad) = parse_log(&path, &text);
                 for m in &bad {
                     eprintln!("cairn: skipped malformed log line {m}");
                 }
                 report.malformed += bad.len();
                 for p in good {
                     if seen.contains(&p.line.event_key)
-                        || (!clear && known.exists(params![p.line.event_key])?)
+                        || (!clear && !db_empty && known.exists(params![p.line.event_key])?)
                     {
                         continue;
                     }
@@ -169,9 +171,13 @@ impl Store {
                     // id the database or an earlier line holds with other
                     // content is skipped and named; the database's own event
                     // is never replaced, not even by `rebuild --from-logs`.
-                    let taken: Option<String> = id_owner
-                        .query_row(params![p.line.event_id], |r| r.get(0))
-                        .optional()?;
+                    let taken: Option<String> = if db_empty {
+                        None
+                    } else {
+                        id_owner
+                            .query_row(params![p.line.event_id], |r| r.get(0))
+                            .optional()?
+                    };
                     let why = match taken {
                         Some(k) if k != p.line.event_key => {
                             Some("the database holds a different event under that id")
@@ -231,9 +237,13 @@ impl Store {
                 || missing
                     .iter()
                     .any(|p| p.line.event_type == crate::store::event::types::SPLIT);
+            let mut ticker = bulk.then(|| Ticker::new(Stage::Insert, missing.len() as u64));
             for p in &missing {
                 if insert_line(&tx, p, !bulk)? {
                     report.ingested += 1;
+                }
+                if let Some(t) = ticker.as_mut() {
+                    t.tick(report.ingested as u64);
                 }
             }
             if bulk {
@@ -256,6 +266,7 @@ impl Store {
             tx.commit()?;
             Ok(())
         })();
+        report_progress(Stage::Done, 0, 0);
         match result {
             Ok(()) => {
                 let mut state = self.sync_state.borrow_mut();
@@ -434,6 +445,126 @@ impl Store {
         st.index = Some(index);
         Ok(())
     }
+}
+
+/// What the scan found in one log file.
+enum Scan {
+    /// Its stamp equals its watermark: not read.
+    Unchanged,
+    /// Not read: a link, not a regular file, over the cap (the reason).
+    Refused(String),
+    /// Read: its stamp, its valid lines in file order, its malformed lines.
+    Read {
+        stamp: (i128, u64),
+        good: Vec<ParsedLine>,
+        bad: Vec<super::read::Malformed>,
+    },
+}
+
+/// The files one scan read, in order: `(folder, path, what it found)`.
+type Scanned = Vec<(String, PathBuf, Scan)>;
+
+/// Below this many files the scan runs on the calling thread.
+const PARALLEL_FILES: usize = 256;
+
+/// Stats, reads and parses the log `files` (those whose stamp differs from
+/// `marks`, or all when `all`), on up to four threads when there are many
+/// (parsing a line checks its JSON, its content key and the write
+/// boundary's rules: the bulk of a fresh clone's build). The results keep
+/// the files' order, so what follows is the same whatever the threads did.
+/// A vanished file is left out. Errors: [`StoreError::Io`].
+fn scan_files(
+    files: Vec<(String, PathBuf)>,
+    marks: &HashMap<String, (i128, u64)>,
+    all: bool,
+) -> Result<Scanned, StoreError> {
+    let total = files.len() as u64;
+    let done = AtomicU64::new(0);
+    let every = (total / 200).max(100);
+    let progress = crate::store::progress::wanted();
+    if progress {
+        report_progress(Stage::ReadLogs, 0, total);
+    }
+    let one =
+        |(folder, path): (String, PathBuf)| -> Result<Option<(String, PathBuf, Scan)>, StoreError> {
+            if progress {
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if n.is_multiple_of(every) || n == total {
+                    report_progress(Stage::ReadLogs, n, total);
+                }
+            }
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                return Ok(None);
+            };
+            let st = stamp(&meta);
+            if !all && marks.get(&folder) == Some(&st) {
+                return Ok(Some((folder, path, Scan::Unchanged)));
+            }
+            let scan = match read_log(&path)? {
+                LogRead::Missing => return Ok(None),
+                LogRead::Refused(reason) => Scan::Refused(reason),
+                LogRead::Text(text) => {
+                    let (good, bad) = parse_log(&path, &text);
+                    Scan::Read {
+                        stamp: st,
+                        good,
+                        bad,
+                    }
+                }
+            };
+            Ok(Some((folder, path, scan)))
+        };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(4);
+    if threads < 2 || files.len() < PARALLEL_FILES {
+        let mut out = Vec::with_capacity(files.len());
+        for f in files {
+            out.extend(one(f)?);
+        }
+        return Ok(out);
+    }
+    let per = files.len().div_ceil(threads);
+    let mut chunks: Vec<Vec<(String, PathBuf)>> = Vec::new();
+    let mut files = files.into_iter();
+    loop {
+        let chunk: Vec<_> = files.by_ref().take(per).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        chunks.push(chunk);
+    }
+    let one = &one;
+    let results: Vec<Result<Scanned, StoreError>> = std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| {
+                s.spawn(move || {
+                    let mut out = Vec::with_capacity(chunk.len());
+                    for f in chunk {
+                        out.extend(one(f)?);
+                    }
+                    Ok(out)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    Err(StoreError::io(
+                        Path::new("tasks"),
+                        std::io::Error::other("a log-reading thread failed"),
+                    ))
+                })
+            })
+            .collect()
+    });
+    let mut out = Vec::new();
+    for r in results {
+        out.extend(r?);
+    }
+    Ok(out)
 }
 
 /// The event ids one ingest scan has taken: ULIDs as 128-bit numbers (a
