@@ -36,7 +36,8 @@ const WRITERS: usize = 8;
 const PER_WRITER: usize = 150;
 
 /// The hand SQL of a case, rewritten for PostgreSQL: `$1` for the current
-/// slug, the clock from `now()`, no SQLite index hints, `json_agg`, and a
+/// slug, the clock from `now()`, no SQLite index hints, `strpos` for
+/// `instr`, `json_agg`, and a
 /// closure whose recursive arm names the CTE once.
 pub fn pg_hand(c: &Case) -> String {
     let mut s = c.hand.clone();
@@ -46,6 +47,7 @@ pub fn pg_hand(c: &Case) -> String {
     s.replace("?1", "$1::text")
         .replace("unixepoch()", "extract(epoch from now())::bigint")
         .replace("+t.status", "t.status")
+        .replace("instr(", "strpos(")
         .replace(
             "json_group_array(json_array(m.key, m.value) ORDER BY m.key)",
             "(json_agg(json_build_array(m.key, m.value) ORDER BY m.key))::text",
