@@ -71,6 +71,26 @@ impl Key {
     }
 }
 
+/// The key of a run of `text` (none for a typed query without text) by
+/// `session` on `surface` under `opts`: [`Key::new`] with the session's
+/// current task and agent. What both engines' read paths look up.
+pub fn key_for(
+    text: Option<&str>,
+    surface: Surface,
+    session: &crate::session::Session,
+    opts: &Options,
+) -> Option<Key> {
+    text.and_then(|t| {
+        Key::new(
+            t,
+            surface,
+            session.current.as_deref(),
+            session.agent.as_deref(),
+            opts,
+        )
+    })
+}
+
 /// A compiled read query: its plan (the pipeline its rows are read by) and
 /// its statement, with the parameters that hold the clock reading.
 #[derive(Debug, Clone)]

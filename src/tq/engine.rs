@@ -351,15 +351,7 @@ impl Engine {
     ) -> Result<Output, Diagnostic> {
         let mut reader = store.warm_reader().map_err(execution_failure)?;
         let catalog = reader.catalog().map_err(execution_failure)?;
-        let key = text.and_then(|t| {
-            cache::Key::new(
-                t,
-                surface,
-                session.current.as_deref(),
-                session.agent.as_deref(),
-                opts,
-            )
-        });
+        let key = cache::key_for(text, surface, session, opts);
         let hit = key.as_ref().and_then(|k| {
             reader
                 .slot::<cache::CompileCache>()

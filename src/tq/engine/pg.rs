@@ -154,15 +154,7 @@ impl Engine {
                 meta_keys: keys,
                 user_views: views,
             });
-            let key = text.and_then(|t| {
-                cache::Key::new(
-                    t,
-                    surface,
-                    session.current.as_deref(),
-                    session.agent.as_deref(),
-                    opts,
-                )
-            });
+            let key = cache::key_for(text, surface, session, opts);
             let hit = key.as_ref().and_then(|k| {
                 store
                     .with_slot(|c: &mut cache::CompileCache| c.get(&catalog, k))
