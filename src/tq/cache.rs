@@ -101,6 +101,11 @@ pub struct Compiled {
     pub statement: Statement,
     /// Indexes into `statement.params` bound to the clock reading.
     pub now_slots: Vec<usize>,
+    /// The metadata keys the compile may have resolved a field to, which
+    /// PostgreSQL's one-round-trip read checks are still live
+    /// (`tq::exec_pg::named_keys`, `tq::exec_pg::gated`); empty on SQLite,
+    /// whose reader compares the whole catalog before a hit.
+    pub named_keys: Vec<String>,
 }
 
 impl Compiled {
@@ -143,6 +148,17 @@ impl CompileCache {
     }
 
     /// Keeps `compiled` under `key` for `catalog`.
+    /// The entry for `key` with the catalog it was compiled against,
+    /// without a catalog to compare (the PostgreSQL read gates the
+    /// statement on that catalog instead: `tq::exec_pg::gated`). Counts a
+    /// hit.
+    pub fn peek(&mut self, key: &Key) -> Option<(Arc<CatalogData>, Arc<Compiled>)> {
+        let catalog = self.catalog.clone()?;
+        let hit = self.entries.get(key).cloned()?;
+        self.hits += 1;
+        Some((catalog, hit))
+    }
+
     pub fn put(&mut self, catalog: &Arc<CatalogData>, key: Key, compiled: Arc<Compiled>) {
         self.retarget(catalog);
         if self.entries.len() >= CACHE_ENTRIES {

@@ -22,6 +22,7 @@ use serde::Serialize;
 
 mod db;
 mod pg;
+mod pg_watch;
 
 use super::ast::{Query, Surface};
 use super::cache;
@@ -377,6 +378,7 @@ impl Engine {
                     plan: prepared.plan,
                     statement,
                     now_slots,
+                    named_keys: Vec::new(),
                 });
                 if let (Some(k), Some(slot)) = (key, reader.slot::<cache::CompileCache>()) {
                     slot.put(&catalog, k, Arc::clone(&c));

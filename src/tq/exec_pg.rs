@@ -3,9 +3,10 @@
 //! as SQLite's executor (`exec.rs`), so rendering (`tq::render`,
 //! `tq::json`) is shared. Read-side only.
 //!
-//! A read runs in ONE `READ ONLY`, `REPEATABLE READ` transaction (the
-//! catalog and the query see one snapshot) with `SET LOCAL
-//! statement_timeout` as the time limit: a statement past it is cancelled
+//! A first read runs in ONE `READ ONLY`, `REPEATABLE READ` transaction
+//! (the catalog and the query see one snapshot) with `SET LOCAL
+//! statement_timeout` as the time limit; a repeated one is ONE gated
+//! statement ([`gated`]) under the session's `statement_timeout`: a statement past it is cancelled
 //! by the server (SQLSTATE 57014) and answers the same sentence as SQLite's
 //! interrupt ([`ExecError::Interrupted`]).
 
@@ -254,6 +255,88 @@ pub fn begin_read_with_catalog(
     }
     keys.sort();
     Ok((keys, views))
+}
+
+/// The user views as one text, the same whether Rust builds it
+/// ([`views_fingerprint`]) or PostgreSQL from `named_views`
+/// ([`VIEWS_FINGERPRINT_SQL`]): every view as
+/// `<characters>:<name><characters>:<query>`, by name in byte order.
+/// Lengths make it exact (no separator a name could contain).
+pub fn views_fingerprint(views: &BTreeMap<String, String>) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for (name, q) in views {
+        let _ = write!(
+            out,
+            "{}:{name}{}:{q}",
+            name.chars().count(),
+            q.chars().count()
+        );
+    }
+    out
+}
+
+/// [`views_fingerprint`] computed by PostgreSQL, as a scalar subquery.
+pub const VIEWS_FINGERPRINT_SQL: &str = "(SELECT coalesce(string_agg(length(name) || ':' || name || length(query) || ':' || query, '' ORDER BY name), '') FROM named_views)";
+
+/// The metadata keys of `catalog` a compile of `text` may have resolved a
+/// field to (issue 23, the gate of [`gated`]): every key whose `:key`
+/// occurs, case-folded, in `text` or in a user view's text. A superset of
+/// the keys the compile named, which is what the gate needs.
+pub fn named_keys(catalog: &crate::store::CatalogData, text: &str) -> Vec<String> {
+    let mut hay = text.to_lowercase();
+    for q in catalog.user_views.values() {
+        hay.push('\n');
+        hay.push_str(&q.to_lowercase());
+    }
+    catalog
+        .meta_keys
+        .iter()
+        .filter(|k| hay.contains(&format!(":{}", k.to_lowercase())))
+        .cloned()
+        .collect()
+}
+
+/// `st` gated on the catalog it was compiled against (issue 23: one round
+/// trip per read): `SELECT * FROM (st) WHERE <the catalog still compiles
+/// it the same>`. What a successful compile read of the catalog is the
+/// user views (compared whole, [`views_fingerprint`] bound as one more
+/// parameter) and, for each field that is a metadata key, that the key is
+/// live (`keys`, from [`named_keys`]: one index probe each). Keys are
+/// only ever added between rebuilds, and an added key cannot change a
+/// compile that succeeded (the registry's fields resolve first), so this
+/// is exact. The gate is a one-time filter (uncorrelated subqueries and
+/// the `STABLE` `tq_stale_catalog`), evaluated before any row in the
+/// statement's own snapshot; when it fails it raises
+/// [`STALE_CATALOG_MARK`](crate::store::pg::case_fold::STALE_CATALOG_MARK)
+/// ([`is_stale_catalog`]) and the caller compiles again. The subquery's
+/// `ORDER BY` keeps its order (a sorted subquery is never pulled up).
+pub fn gated(st: &Statement, views: &BTreeMap<String, String>, keys: &[String]) -> Statement {
+    use std::fmt::Write as _;
+    let mut params = st.params.clone();
+    params.push(Param::Text(views_fingerprint(views)));
+    let mut test = format!("{VIEWS_FINGERPRINT_SQL} = ${}::text", params.len());
+    for k in keys {
+        params.push(Param::Text(k.clone()));
+        let _ = write!(
+            test,
+            " AND EXISTS (SELECT 1 FROM task_metadata WHERE key = ${}::text)",
+            params.len()
+        );
+    }
+    Statement {
+        sql: format!(
+            "SELECT * FROM ({}) AS tq_gated WHERE CASE WHEN {test} THEN true ELSE tq_stale_catalog() END",
+            st.sql
+        ),
+        params,
+    }
+}
+
+/// True when `e` (as [`classify`] sorts it) is the gate of [`gated`]
+/// finding a newer catalog.
+pub fn is_stale_catalog(e: &ExecError) -> bool {
+    matches!(e, ExecError::Postgres(m) if m == crate::store::pg::case_fold::STALE_CATALOG_MARK)
 }
 
 /// Ends the read transaction of [`begin_read_with_catalog`]: `COMMIT` when

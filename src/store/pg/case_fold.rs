@@ -12,12 +12,38 @@
 //!   character (`İ` → `i̇`) by `replace`, every other mapping by one
 //!   `translate`. The classes and the tables are read off `to_lowercase`
 //!   itself, so they are those of the binary that created the schema.
+//!   An all-ASCII text (as many bytes as characters) takes
+//!   `lower(x COLLATE "C")` instead, which lowers ASCII letters only and is
+//!   what `to_lowercase` does to ASCII; any other text goes to
+//!   `tq_fold_full(text)`, the generated mapping (the regular expression
+//!   alone costs ~150 µs a call). `tq_fold` is a one-line SQL function and
+//!   not `STRICT` (a NULL folds to NULL all the same), so PostgreSQL
+//!   inlines it into the statement instead of calling it per row;
+//!   `tq_fold_full` is PL/pgSQL, so it is never inlined and an `EXPLAIN`
+//!   shows its name, not the mapping.
+//! - `tq_stale_catalog() → boolean`: raises [`STALE_CATALOG_MARK`]; the
+//!   gate of a read compiled against a catalog that has since changed
+//!   (`tq::exec_pg::gated`). `STABLE`: so the gate is a one-time filter
+//!   (a `VOLATILE` call would be evaluated per row) and is not evaluated
+//!   while planning (as an `IMMUTABLE` one would be).
 //! - `tq_missing_current(slug text) → bigint`: raises
 //!   [`MISSING_CURRENT_MARK`] followed by the slug (`tq` maps it to the same
 //!   sentence as on SQLite).
 
 use std::fmt::Write as _;
 use std::sync::OnceLock;
+
+/// The version of [`functions_ddl`], stamped as `schema_meta.functions`:
+/// a schema whose stamp is lower (or absent) gets the functions replaced
+/// when a store opens it, without a schema version of its own (the tables
+/// are unchanged). 2: the ASCII fast path of `tq_fold`, inlinable (not
+/// `STRICT`), `tq_fold_full` and `tq_stale_catalog`.
+pub const FUNCTIONS_VERSION: i64 = 2;
+
+/// The message `tq_stale_catalog` raises: a read compiled against an
+/// older catalog found a newer one (`tq::exec_pg::gated`), and is compiled
+/// again.
+pub const STALE_CATALOG_MARK: &str = "tq-stale-catalog";
 
 /// The start of the message `tq_missing_current` raises; the slug follows.
 pub const MISSING_CURRENT_MARK: &str = "tq-missing-current: ";
@@ -107,14 +133,21 @@ fn build() -> String {
         body = format!("replace({body}, {}, {})", lit(&c.to_string()), lit(l));
     }
     format!(
-        "CREATE OR REPLACE FUNCTION tq_fold(x text) RETURNS text LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $fold$ SELECT translate({body}, {}, {}) $fold$;
+        "CREATE OR REPLACE FUNCTION tq_fold_full(x text) RETURNS text LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $full$ BEGIN RETURN translate({body}, {}, {}); END $full$;
+CREATE OR REPLACE FUNCTION tq_fold(x text) RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $fold$ SELECT CASE WHEN octet_length(x) = char_length(x) THEN lower(x COLLATE \"C\") ELSE tq_fold_full(x) END $fold$;
 CREATE OR REPLACE FUNCTION tq_missing_current(slug text) RETURNS bigint LANGUAGE plpgsql VOLATILE AS $missing$
 BEGIN
     RAISE EXCEPTION USING MESSAGE = {} || slug, ERRCODE = 'P0001';
 END
-$missing$;",
+$missing$;
+CREATE OR REPLACE FUNCTION tq_stale_catalog() RETURNS boolean LANGUAGE plpgsql STABLE AS $stale$
+BEGIN
+    RAISE EXCEPTION USING MESSAGE = {}, ERRCODE = 'P0001';
+END
+$stale$;",
         lit(&from),
         lit(&to),
-        lit(MISSING_CURRENT_MARK)
+        lit(MISSING_CURRENT_MARK),
+        lit(STALE_CATALOG_MARK)
     )
 }

@@ -41,6 +41,10 @@ pub struct PgStore {
     /// State a higher room keeps with this connection (the TQ compile
     /// cache); see [`PgStore::slot`].
     slot: RefCell<Option<Box<dyn std::any::Any + Send>>>,
+    /// `Some(ms)` while the session is in read mode
+    /// ([`PgStore::read_client`]): read-only by default, statements
+    /// cancelled past `ms` milliseconds.
+    read_mode: std::cell::Cell<Option<u64>>,
     target: PgTarget,
 }
 
@@ -64,10 +68,36 @@ pub(crate) fn quoted(schema: &str) -> String {
     format!("\"{}\"", schema.replace('"', "\"\""))
 }
 
+/// Replaces the SQL functions (`case_fold::functions_ddl`) when the
+/// schema's `schema_meta.functions` stamp is below
+/// [`super::case_fold::FUNCTIONS_VERSION`] or absent, and stamps it; a
+/// schema stamped by a newer cairn keeps its functions. Runs inside the
+/// opening transaction, under its advisory lock. Errors:
+/// [`StoreError::Postgres`].
+fn upgrade_functions(tx: &mut postgres::Transaction<'_>) -> Result<(), StoreError> {
+    use super::case_fold::{FUNCTIONS_VERSION, functions_ddl};
+    let stamp: Option<i64> = tx
+        .query_opt("SELECT value FROM schema_meta WHERE key = 'functions'", &[])
+        .map_err(pg_err)?
+        .and_then(|r| r.get::<_, String>(0).parse().ok());
+    if stamp.is_some_and(|v| v >= FUNCTIONS_VERSION) {
+        return Ok(());
+    }
+    tx.batch_execute(functions_ddl()).map_err(pg_err)?;
+    tx.execute(
+        "INSERT INTO schema_meta(key, value) VALUES ('functions', $1)
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        &[&FUNCTIONS_VERSION.to_string()],
+    )
+    .map_err(pg_err)?;
+    Ok(())
+}
+
 impl PgStore {
     /// Connects to `target`, creates its schema and tables when missing
     /// (version [`SCHEMA_VERSION`]), in one transaction under an advisory
-    /// lock keyed by the schema name. Errors: [`StoreError::Postgres`]
+    /// lock keyed by the schema name; replaces the SQL functions when their
+    /// stamp is older (`upgrade_functions`). Errors: [`StoreError::Postgres`]
     /// (connection, permissions), [`StoreError::SchemaTooNew`] when the
     /// schema was written by a newer cairn, [`StoreError::BadSchemaVersion`].
     pub fn open(target: &PgTarget) -> Result<PgStore, StoreError> {
@@ -131,8 +161,6 @@ impl PgStore {
                 // Version 5 indexes names and descriptions (`task_texts`).
                 super::backfill::task_texts(&mut tx)?;
             }
-            tx.batch_execute(super::case_fold::functions_ddl())
-                .map_err(pg_err)?;
             tx.execute(
                 "INSERT INTO schema_meta(key, value) VALUES ('version', $1)
                  ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -140,12 +168,14 @@ impl PgStore {
             )
             .map_err(pg_err)?;
         }
+        upgrade_functions(&mut tx)?;
         tx.commit().map_err(pg_err)?;
         Ok(PgStore {
             client: std::mem::ManuallyDrop::new(RefCell::new(client)),
             stmts: RefCell::new(Stmts::new()),
             read_stmts: RefCell::new(std::collections::HashMap::new()),
             slot: RefCell::new(None),
+            read_mode: std::cell::Cell::new(None),
             target: target.clone(),
         })
     }
@@ -157,8 +187,43 @@ impl PgStore {
 
     /// The connection (its `search_path` is the project's schema). Panics
     /// never; a second borrow while one is held is a bug in the caller.
+    /// Leaves read mode first ([`PgStore::read_client`]) when the
+    /// session is in it: one round trip that restores the connection's own
+    /// defaults.
     pub fn client(&self) -> RefMut<'_, postgres::Client> {
-        self.client.borrow_mut()
+        let mut c = self.client.borrow_mut();
+        if self.read_mode.take().is_some() {
+            // A failure here is a broken connection: the caller's own
+            // statement reports it.
+            let _ = c.batch_execute("RESET default_transaction_read_only; RESET statement_timeout");
+        }
+        c
+    }
+
+    /// The connection in read mode, for TQ's reads (spec/team.md "The same
+    /// on both engines"; docs/team.md "Reads on PostgreSQL"): every
+    /// transaction read-only by default (`default_transaction_read_only`)
+    /// and every statement cancelled past `limit` (`statement_timeout`,
+    /// whole milliseconds, at least 1), set at session level so that a
+    /// read needs no transaction of its own and costs one round trip. The
+    /// settings are sent only when they change (one round trip); the next
+    /// [`PgStore::client`] restores the defaults. Errors:
+    /// [`StoreError::Postgres`] (the connection is gone).
+    pub fn read_client(
+        &self,
+        limit: std::time::Duration,
+    ) -> Result<RefMut<'_, postgres::Client>, StoreError> {
+        let ms = u64::try_from(limit.as_millis().clamp(1, i32::MAX as u128)).unwrap_or(1);
+        let mut c = self.client.borrow_mut();
+        if self.read_mode.get() != Some(ms) {
+            self.read_mode.set(None);
+            c.batch_execute(&format!(
+                "SET default_transaction_read_only = on; SET statement_timeout = {ms}"
+            ))
+            .map_err(pg_err)?;
+            self.read_mode.set(Some(ms));
+        }
+        Ok(c)
     }
 
     /// True once the connection is gone (the cluster restarted, a

@@ -4,65 +4,37 @@
 //! [`PgStore`] as ONE statement, its rows read into the same [`Output`]
 //! (`exec_pg.rs`), so the text and the structured results are SQLite's.
 //!
-//! A read query runs in one `READ ONLY`, `REPEATABLE READ` transaction: the
-//! catalog statement (metadata keys, user views; the same statement as on
-//! SQLite) and then the query's statement, under `statement_timeout` set to
-//! what is left of the time limit. Past it the answer is the same sentence
-//! as SQLite's ([`Engine::limit_error`]).
+//! The first read of a text on a connection runs in one `READ ONLY`,
+//! `REPEATABLE READ` transaction: the catalog statement (metadata keys,
+//! user views; the same statement as on SQLite) and then the query's
+//! statement, under `statement_timeout` set to what is left of the time
+//! limit; the compiled statement is kept (`tq::cache`). A later read of the
+//! same text is ONE round trip: the kept statement gated on its catalog
+//! (`exec_pg::gated`) on the connection in read mode
+//! ([`PgStore::read_client`]). Past the limit the answer is the same
+//! sentence as SQLite's ([`Engine::limit_error`]).
 
 use std::time::Instant;
 
+use super::pg_watch::Watchdog;
 use super::{Engine, Explain, ExplainedStatement};
 use crate::session::Session;
 use crate::store::pg::PgStore;
 use crate::tq::ast::{Query, Surface};
 use crate::tq::cache;
 use crate::tq::diagnostic::Diagnostic;
-use crate::tq::exec::{self, Deadline};
+use crate::tq::exec::{self, Deadline, ExecError};
 use crate::tq::exec_pg;
 use crate::tq::front;
 use crate::tq::ir::Options;
 use crate::tq::render::{Output, TEXT_BUDGET, render};
 
-/// While alive, cancels the statement running on `store`'s connection when
-/// the engine's [`Cancel`](super::Cancel) flag is raised (checked every
-/// [`CANCEL_TICK`](super::CANCEL_TICK)); the statement then fails with
-/// SQLSTATE 57014, which reads as the cancellation sentence.
-struct Watchdog {
-    stop: Option<std::sync::mpsc::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Watchdog {
-    fn start(engine: &Engine, store: &PgStore, token: postgres::CancelToken) -> Watchdog {
-        let (stop, stopped) = std::sync::mpsc::channel::<()>();
-        let cancel = engine.cancel.clone();
-        let target = store.target().clone();
-        let thread = std::thread::spawn(move || {
-            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
-                stopped.recv_timeout(super::CANCEL_TICK)
-            {
-                if cancel.is_cancelled() {
-                    let _ = crate::store::pg::connect::cancel_query(&target, &token);
-                    break;
-                }
-            }
-        });
-        Watchdog {
-            stop: Some(stop),
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for Watchdog {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+/// A store failure as the executor's PostgreSQL error (the server's
+/// sentence, once).
+fn store_exec(e: crate::store::StoreError) -> ExecError {
+    match e {
+        crate::store::StoreError::Postgres(m) => ExecError::Postgres(m),
+        other => ExecError::Postgres(other.to_string()),
     }
 }
 
@@ -141,20 +113,54 @@ impl Engine {
             return Err(self.cancelled_error());
         }
         let deadline = Instant::now() + self.time_limit;
+        let key = cache::key_for(text, surface, session, opts);
+        // A query compiled on this connection before: ONE round trip, its
+        // statement gated on the catalog it was compiled against, in read
+        // mode (read-only, the time limit as `statement_timeout`). A
+        // changed catalog falls through to the full read below.
+        if let Some(k) = &key
+            && let Some((catalog, compiled)) = store
+                .with_slot(|c: &mut cache::CompileCache| c.peek(k))
+                .flatten()
+        {
+            let mut client = store
+                .read_client(self.time_limit)
+                .map_err(|e| self.exec_diag(store_exec(e)))?;
+            let _watchdog = Watchdog::start(&self.cancel, store, client.cancel_token());
+            let st = exec_pg::gated(
+                &compiled.statement_at(self.clock.claims_now()),
+                &catalog.user_views,
+                &compiled.named_keys,
+            );
+            match exec_pg::fetch_rows_cached(
+                &mut client,
+                &mut store.read_stmts(),
+                &st,
+                &compiled.plan.main,
+            ) {
+                Ok(fetched) => {
+                    let shaping = Deadline::at(deadline).with_pause(self.shaping_pause);
+                    return exec::shape(fetched, &shaping).map_err(|e| self.exec_diag(e));
+                }
+                Err(e) if exec_pg::is_stale_catalog(&e) => {}
+                Err(e) => return Err(self.exec_diag(e)),
+            }
+        }
         let fetched = {
             // Three round trips: begin + time limit + catalog in one
             // message, the query's statement (prepared once per
             // connection), commit.
             let started = Instant::now();
-            let mut client = store.client();
-            let _watchdog = Watchdog::start(self, store, client.cancel_token());
+            let mut client = store
+                .read_client(self.time_limit)
+                .map_err(|e| self.exec_diag(store_exec(e)))?;
+            let _watchdog = Watchdog::start(&self.cancel, store, client.cancel_token());
             let (keys, views) = exec_pg::begin_read_with_catalog(&mut client, self.time_limit)
                 .map_err(|e| self.exec_diag(e))?;
             let catalog = std::sync::Arc::new(crate::store::CatalogData {
                 meta_keys: keys,
                 user_views: views,
             });
-            let key = cache::key_for(text, surface, session, opts);
             let hit = key.as_ref().and_then(|k| {
                 store
                     .with_slot(|c: &mut cache::CompileCache| c.get(&catalog, k))
@@ -189,6 +195,9 @@ impl Engine {
                         plan: prepared.plan,
                         statement,
                         now_slots,
+                        named_keys: text
+                            .map(|t| exec_pg::named_keys(&catalog, t))
+                            .unwrap_or_default(),
                     });
                     if let Some(k) = key {
                         let _ = store.with_slot(|cc: &mut cache::CompileCache| {
@@ -253,7 +262,7 @@ impl Engine {
         }
         let mut failure: Option<exec::ExecError> = None;
         let token = store.client().cancel_token();
-        let _watchdog = Watchdog::start(self, store, token);
+        let _watchdog = Watchdog::start(&self.cancel, store, token);
         let written = store.write_tx(|tx| {
             failure = None;
             let left = deadline.saturating_duration_since(Instant::now());

@@ -60,7 +60,9 @@ impl Dialect for Postgres {
     }
 
     fn contains_folded(&self, hay: &str, needle: &str) -> String {
-        format!("strpos({FOLD_FN}({hay}), {FOLD_FN}({needle})) > 0")
+        // The needle folded once (an InitPlan when it is a parameter, as it
+        // is in a generic plan), not once per row.
+        format!("strpos({FOLD_FN}({hay}), (SELECT {FOLD_FN}({needle}))) > 0")
     }
 
     fn not_reserved(&self, slug: &str) -> String {
