@@ -64,6 +64,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "commits",
         "changes",
         "pg/rebuild",
+        "pg/copy",
         "pg/changes",
         "pg/push",
     ],

@@ -68,7 +68,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 12, ..ProptestConfig::default() })]
 
     /// 30 observations of random words on 10 tasks; 20 random queries:
-    /// both engines find the same set of tasks.
+    /// both engines find the same set of tasks, pushed event by event or
+    /// copied.
     #[test]
     fn the_same_set_of_tasks_on_both_engines(
         notes in prop::collection::vec(prop::collection::vec(0usize..64, 1..8), 30),
@@ -87,12 +88,19 @@ proptest! {
         s.write(&events).unwrap();
         let p = PgStore::open(&PgTarget::parse(&url, None).unwrap()).unwrap();
         p.push(&source_events(&s).unwrap(), |_, _| {}).unwrap();
+        // And copied into an empty schema (`push_store`): the search
+        // vectors derived by the copy find the same.
+        let Some(url2) = pg::url() else { return Ok(()); };
+        let copied = PgStore::open(&PgTarget::parse(&url2, None).unwrap()).unwrap();
+        copied.push_store(&s, |_, _| {}).unwrap();
         let mut found = 0;
         for q in &queries {
             let Some(expr) = sanitize(q) else { continue };
             let here = slugs(search(s.conn(), &expr, None, 1000).unwrap());
             let there = slugs(p.search(&expr, None, 1000).unwrap());
             prop_assert_eq!(&here, &there, "query {:?} (expr {:?})", q, expr);
+            let copy = slugs(copied.search(&expr, None, 1000).unwrap());
+            prop_assert_eq!(&here, &copy, "copied: query {:?} (expr {:?})", q, expr);
             found += usize::from(!here.is_empty());
         }
         // Not vacuous: 30 notes of common words answer most queries.

@@ -113,6 +113,42 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Into an empty schema `push_store` copies the events and the
+    /// projection (`store/pg/copy.rs`): the digest is the source's, and
+    /// PostgreSQL's own writes after it fold on top as a refold of every
+    /// event would (`verify`), with fresh row ids (no conflict with the
+    /// copied ones). Pushing again adds nothing.
+    #[test]
+    fn a_copied_schema_is_a_fold_and_takes_more_writes(
+        before in prop::collection::vec(prop::collection::vec(spec(), 1..5), 1..10),
+        after in prop::collection::vec(prop::collection::vec(spec(), 1..5), 1..6),
+    ) {
+        let Some(p) = postgres() else { return Ok(()); };
+        let (_d, s) = sqlite();
+        for batch in &before {
+            let events: Vec<NewEvent> = batch.iter().map(event).collect();
+            write_or_refused(s.write(&events));
+        }
+        let mut last = (0, 0);
+        let report = p.push_store(&s, |done, all| last = (done, all)).unwrap();
+        prop_assert_eq!(report.added as i64, s.event_count().unwrap());
+        prop_assert_eq!(last.0, last.1);
+        prop_assert_eq!(p.digest().unwrap(), s.digest().unwrap());
+        prop_assert!(p.verify().unwrap().ok);
+        for batch in &after {
+            let events: Vec<NewEvent> = batch.iter().map(event).collect();
+            write_or_refused(p.write(&events));
+        }
+        let v = p.verify().unwrap();
+        prop_assert!(v.ok, "after the copy: {} vs {}", v.before, v.after);
+        let again = p.push_store(&s, |_, _| {}).unwrap();
+        prop_assert_eq!(again.added, 0);
+    }
+}
+
 #[test]
 fn push_twice_doubles_nothing() {
     let Some(p) = postgres() else { return };
@@ -211,10 +247,12 @@ fn push_names_an_event_postgres_cannot_hold() {
     old.data = serde_json::json!({"text": "nul \u{0} here"});
     s.import(&[old]).unwrap();
     let err = p.push(&source_events(&s).unwrap(), |_, _| {}).unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "event 01HZZZZZZZZZZZZZZZZZZZZZZZ (observation on a) holds a NUL character (U+0000), which PostgreSQL cannot store; nothing was pushed."
-    );
+    let want = "event 01HZZZZZZZZZZZZZZZZZZZZZZZ (observation on a) holds a NUL character (U+0000), which PostgreSQL cannot store; nothing was pushed.";
+    assert_eq!(err.to_string(), want);
+    assert_eq!(p.event_count().unwrap(), 0);
+    // The copy into an empty schema refuses it the same way.
+    let err = p.push_store(&s, |_, _| {}).unwrap_err();
+    assert_eq!(err.to_string(), want);
     assert_eq!(p.event_count().unwrap(), 0);
 }
 

@@ -3,7 +3,7 @@
 //! compare` starts a throwaway PostgreSQL cluster the way the tests do
 //! (`tests/common/pg.rs`: `initdb`/`pg_ctl` in a temporary directory, a Unix
 //! socket, no TCP), pushes each cached SQLite store into a fresh schema
-//! (`PgStore::push`, timed: events/s), then, in the same run and per size:
+//! (`PgStore::push_store`: the copy into an empty schema, timed: events/s), then, in the same run and per size:
 //! every case of `cases.rs` through `Engine::run_value_pg` next to the best
 //! hand-written PostgreSQL SQL for the same answer (a second warm
 //! connection, prepared statements, every column read; answers asserted
@@ -208,14 +208,19 @@ pub fn run(sizes: &[usize], target_dir: &Path) -> String {
             .expect("drop schema");
         }
         let store = PgStore::open(&target).expect("open pg");
-        let events = {
-            let sqlite = Store::open(&g.path).expect("open store");
-            source_events(&sqlite).expect("events")
-        };
+        let sqlite = Store::open(&g.path).expect("open store");
+        let events = source_events(&sqlite).expect("events");
+        // Into the empty schema: the copy (`PgStore::push_store`).
         let t = Instant::now();
-        let report = store.push(&events, |_, _| {}).expect("push");
+        let report = store.push_store(&sqlite, |_, _| {}).expect("push");
         let push_s = t.elapsed().as_secs_f64();
         assert_eq!(report.added, events.len());
+        assert_eq!(
+            store.digest().expect("digest"),
+            sqlite.digest().expect("digest"),
+            "the pushed schema folds to the source's digest"
+        );
+        drop(sqlite);
         let push_rate = events.len() as f64 / push_s;
         eprintln!(
             "{n:>6} push: {} events in {:.1} s ({:.0} events/s)",

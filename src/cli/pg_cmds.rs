@@ -144,10 +144,14 @@ pub(super) fn push_cmd(
     }
     let source = Store::open(&loc.db)
         .with_context(|| format!("cannot open the store at {}", loc.db.display()))?;
-    let events = source_events(&source)?;
     let started = Instant::now();
-    let pb = bar(events.len() as u64, "push");
-    let report = target.push(&events, |done, _| pb.set_position(done as u64));
+    let pb = bar(u64::try_from(source.event_count()?).unwrap_or(0), "push");
+    // Into an empty schema the copy counts rows of every table, else
+    // events: the bar takes whichever total it is given.
+    let report = target.push_store(&source, |done, all| {
+        pb.set_length(all as u64);
+        pb.set_position(done as u64)
+    });
     pb.finish_and_clear();
     let report = report?;
     let secs = started.elapsed().as_secs_f64();

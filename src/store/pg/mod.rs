@@ -11,13 +11,15 @@
 //!    `backfill` (what a migration fills from the stored events);
 //! 3. `fold`;
 //! 4. `write` (THE write boundary on this engine);
-//! 5. `rebuild` (refold, verify, digest), `push`.
+//! 5. `rebuild` (refold, verify, digest), `copy` (a push into an empty
+//!    schema), `push`.
 
 mod agents;
 mod backfill;
 pub mod case_fold;
 pub mod changes;
 pub mod connect;
+mod copy;
 pub(crate) mod fold;
 pub mod handle;
 pub mod push;

@@ -2,7 +2,9 @@
 //! copied from its SQLite store into a PostgreSQL schema by `event_id`,
 //! idempotent (an event already there is skipped), one transaction per
 //! batch, folded there as they land; a `task.split` among them refolds the
-//! target once at the end. The caller compares digests.
+//! target once at the end. The caller compares digests. Into an empty
+//! schema, [`PgStore::push_store`] copies the events and the projection
+//! instead (`copy.rs`).
 
 use super::connect::pg_err;
 use super::handle::PgStore;
@@ -48,6 +50,26 @@ pub fn source_events(source: &Store) -> Result<Vec<LogLine>, StoreError> {
         })
     })?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// The first event of `source` whose payload holds a NUL character (id,
+/// type, task), found without parsing every payload: JSON spells NUL
+/// `\u0000`, so only payloads holding that text are parsed. Errors:
+/// [`StoreError::Sqlite`].
+fn first_nul_event(source: &Store) -> Result<Option<(String, String, String)>, StoreError> {
+    let mut stmt = source.conn().prepare(
+        "SELECT event_id, type, task_id, data FROM events WHERE instr(data, '\\u0000') > 0 ORDER BY seq",
+    )?;
+    let mut rows = stmt.query([])?;
+    while let Some(r) = rows.next()? {
+        let data: String = r.get(3)?;
+        if serde_json::from_str::<serde_json::Value>(&data)
+            .is_ok_and(|v| crate::store::event::holds_nul(&v))
+        {
+            return Ok(Some((r.get(0)?, r.get(1)?, r.get(2)?)));
+        }
+    }
+    Ok(None)
 }
 
 impl PgStore {
@@ -100,6 +122,54 @@ impl PgStore {
             read: events.len(),
             added,
         })
+    }
+
+    /// Pushes the SQLite store `source`: into a schema with no events and
+    /// no tasks by copying its events and projection table by table
+    /// (`copy.rs`, one transaction under the write lock; `progress(rows
+    /// done, rows in all)`), else event by event as [`PgStore::push`]
+    /// does (`progress(events done, events in all)`). Errors: as
+    /// [`PgStore::push`]; [`StoreError::Sqlite`] reading the source.
+    pub fn push_store(
+        &self,
+        source: &Store,
+        mut progress: impl FnMut(usize, usize),
+    ) -> Result<PushReport, StoreError> {
+        if let Some(l) = first_nul_event(source)? {
+            return Err(StoreError::CannotPush(format!(
+                "event {} ({} on {}) holds a NUL character (U+0000), which PostgreSQL cannot store; nothing was pushed.",
+                l.0, l.1, l.2
+            )));
+        }
+        let copied = self.write_tx(|cx| {
+            let empty: bool = cx
+                .tx()
+                .query_one(
+                    "SELECT NOT EXISTS (SELECT 1 FROM events) AND NOT EXISTS (SELECT 1 FROM tasks)",
+                    &[],
+                )
+                .map_err(super::write::tx_err)?
+                .get(0);
+            if !empty {
+                return Ok(None);
+            }
+            let n = super::copy::copy_store(cx.tx(), source, |done, all| {
+                progress(
+                    usize::try_from(done).unwrap_or(usize::MAX),
+                    usize::try_from(all).unwrap_or(usize::MAX),
+                )
+            })?;
+            Ok(Some(n))
+        })?;
+        match copied {
+            Some(n) => {
+                if n > 0 {
+                    self.client().batch_execute(ANALYZE).map_err(pg_err)?;
+                }
+                Ok(PushReport { read: n, added: n })
+            }
+            None => self.push(&source_events(source)?, progress),
+        }
     }
 
     /// Refuses a push whose tasks the target already holds from another
