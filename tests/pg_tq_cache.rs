@@ -1,5 +1,6 @@
 //! A read on PostgreSQL compiled once per connection and run in ONE round
-//! trip (issue 23; docs/planner.md "The compile cache"): the statement is
+//! trip (issue 23; docs/planner.md "The compile cache") with its generic
+//! plan: the statement is
 //! gated on the catalog it was compiled against, so a view redefined or a
 //! metadata key gone through ANOTHER server (another connection) is seen
 //! at the next read, never answered from the old compile; a read leaves
@@ -135,6 +136,12 @@ fn a_read_leaves_the_connection_writable_for_the_next_write() {
         .unwrap()
         .get(0);
     assert_eq!(ro, "off");
+    let mode: String = one
+        .client()
+        .query_one("SHOW plan_cache_mode", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(mode, "auto");
     one.write(&[NewEvent::task_create(
         "s",
         TS + 3,
@@ -147,6 +154,10 @@ fn a_read_leaves_the_connection_writable_for_the_next_write() {
     // And the read itself runs read-only: a statement that writes is
     // refused on the read connection.
     let mut c = one.read_client(std::time::Duration::from_secs(5)).unwrap();
+    let mode: String = c.query_one("SHOW plan_cache_mode", &[]).unwrap().get(0);
+    assert_eq!(mode, "force_generic_plan");
+    let limit: String = c.query_one("SHOW statement_timeout", &[]).unwrap().get(0);
+    assert_eq!(limit, "5s");
     let e = c.batch_execute("CREATE TABLE tq_nope(x int)").unwrap_err();
     let e = e.as_db_error().unwrap().message().to_string();
     assert!(e.contains("read-only transaction"), "{e}");
