@@ -202,6 +202,14 @@ impl PgStore {
         c
     }
 
+    /// The connection as it is, in read mode or not: for a statement that
+    /// sets its own transaction's mode and time limit (the first read of
+    /// a text: `tq::exec_pg::begin_read_with_catalog`), so that neither a
+    /// read nor a write that follows pays for a change of mode.
+    pub fn any_mode_client(&self) -> RefMut<'_, postgres::Client> {
+        self.client.borrow_mut()
+    }
+
     /// The connection in read mode, for TQ's reads (spec/team.md "The same
     /// on both engines"; docs/team.md "Reads on PostgreSQL"): every
     /// transaction read-only by default (`default_transaction_read_only`)

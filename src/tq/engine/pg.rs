@@ -147,16 +147,19 @@ impl Engine {
             }
         }
         let fetched = {
-            // Three round trips: begin + time limit + catalog in one
-            // message, the query's statement (prepared once per
-            // connection), commit.
+            // Four round trips: begin + time limit, the catalog statement,
+            // the query's statement (both prepared once per connection),
+            // commit; in whatever mode the connection is (the transaction
+            // sets its own), so a write query found here costs no change.
             let started = Instant::now();
-            let mut client = store
-                .read_client(self.time_limit)
-                .map_err(|e| self.exec_diag(store_exec(e)))?;
+            let mut client = store.any_mode_client();
             let _watchdog = Watchdog::start(&self.cancel, store, client.cancel_token());
-            let (keys, views) = exec_pg::begin_read_with_catalog(&mut client, self.time_limit)
-                .map_err(|e| self.exec_diag(e))?;
+            let (keys, views) = exec_pg::begin_read_with_catalog(
+                &mut client,
+                &mut store.read_stmts(),
+                self.time_limit,
+            )
+            .map_err(|e| self.exec_diag(e))?;
             let catalog = std::sync::Arc::new(crate::store::CatalogData {
                 meta_keys: keys,
                 user_views: views,
