@@ -3,8 +3,9 @@
 //! 21): ONE thread per process watches every statement in flight and
 //! checks the flags every [`CANCEL_TICK`](super::CANCEL_TICK), so a read
 //! pays a registration (a lock and a map insert), not a thread of its own
-//! (~35 µs a read, issue 23). The thread sleeps on a condition variable
-//! while nothing is in flight.
+//! (~35 µs a read, issue 23). The thread ticks while statements come and
+//! go and parks on a condition variable after [`IDLE_AFTER`] without any,
+//! so only the first statement after a quiet spell wakes it.
 
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, OnceLock};
@@ -25,7 +26,18 @@ struct Registry {
     next: u64,
     live: HashMap<u64, Watched>,
     started: bool,
+    /// The watcher sleeps without a timeout (nothing registered for
+    /// [`IDLE_AFTER`]): a registration must wake it. While it ticks, a
+    /// registration is seen at the next tick and wakes nobody (no thread
+    /// switch per statement).
+    parked: bool,
+    /// When the last statement registered.
+    last: Option<std::time::Instant>,
 }
+
+/// How long the watcher keeps ticking after the last statement left
+/// before it parks.
+const IDLE_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 
 struct Shared {
     reg: Mutex<Registry>,
@@ -47,16 +59,22 @@ fn watch_loop() {
     loop {
         let fire: Vec<(PgTarget, postgres::CancelToken)> = {
             let Ok(mut reg) = s.reg.lock() else { return };
-            while reg.live.is_empty() {
-                reg = match s.wake.wait(reg) {
-                    Ok(r) => r,
-                    Err(_) => return,
-                };
+            let quiet = reg.last.is_none_or(|t| t.elapsed() >= IDLE_AFTER);
+            if reg.live.is_empty() && quiet {
+                reg.parked = true;
+                while reg.live.is_empty() {
+                    reg = match s.wake.wait(reg) {
+                        Ok(r) => r,
+                        Err(_) => return,
+                    };
+                }
+                reg.parked = false;
             }
             reg = match s.wake.wait_timeout(reg, super::CANCEL_TICK) {
                 Ok((r, _)) => r,
                 Err(_) => return,
             };
+
             reg.live
                 .values_mut()
                 .filter(|w| !w.fired && w.cancel.is_cancelled())
@@ -103,6 +121,7 @@ impl Watchdog {
             reg.started = true;
         }
         reg.next += 1;
+        reg.last = Some(std::time::Instant::now());
         let id = reg.next;
         reg.live.insert(
             id,
@@ -113,7 +132,9 @@ impl Watchdog {
                 fired: false,
             },
         );
-        s.wake.notify_one();
+        if reg.parked {
+            s.wake.notify_one();
+        }
         Watchdog { id: Some(id) }
     }
 }
