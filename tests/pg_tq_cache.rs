@@ -206,3 +206,42 @@ fn an_older_schemas_functions_are_replaced_on_open() {
         .get(0);
     assert!(there);
 }
+
+/// The views' fingerprint PostgreSQL computes in the gate is the one cairn
+/// binds (else every read would fail its gate and compile again): no
+/// views, then views with non-ASCII names and texts.
+#[test]
+fn the_gate_fingerprint_is_the_same_on_both_sides() {
+    use cairn::tq::exec_pg::{VIEWS_FINGERPRINT_SQL, views_fingerprint};
+    let Some(url) = common::pg::url() else { return };
+    let one = open(&url);
+    let there = |s: &PgStore| -> String {
+        s.client()
+            .query_one(&format!("SELECT {VIEWS_FINGERPRINT_SQL}"), &[])
+            .unwrap()
+            .get(0)
+    };
+    let none = std::collections::BTreeMap::new();
+    assert_eq!(there(&one), views_fingerprint(&none));
+    seed(&one);
+    run(&one, "(define! \"ΟΔΟΣ-ü\" (node \"é\"))", Surface::Write);
+    run(&one, "(define! \"b\" (all))", Surface::Write);
+    // The views as cairn's catalog read finds them.
+    let views = {
+        let mut c = one.any_mode_client();
+        let (_, views) = cairn::tq::exec_pg::begin_read_with_catalog(
+            &mut c,
+            &mut one.read_stmts(),
+            std::time::Duration::from_secs(5),
+        )
+        .unwrap();
+        cairn::tq::exec_pg::end_read(&mut c, true);
+        views
+    };
+    assert_eq!(
+        views.keys().cloned().collect::<Vec<_>>(),
+        vec!["b".to_string(), "ΟΔΟΣ-ü".to_string()]
+    );
+    assert_eq!(there(&one), views_fingerprint(&views));
+    assert_eq!(views_fingerprint(&views).len(), 64);
+}

@@ -275,27 +275,29 @@ pub fn end_read(client: &mut Client, ok: bool) {
     let _ = client.batch_execute(if ok { "COMMIT" } else { "ROLLBACK" });
 }
 
-/// The user views as one text, the same whether Rust builds it
+/// The user views as one fingerprint, the same whether Rust computes it
 /// ([`views_fingerprint`]) or PostgreSQL from `named_views`
-/// ([`VIEWS_FINGERPRINT_SQL`]): every view as
-/// `<characters>:<name><characters>:<query>`, by name in byte order.
-/// Lengths make it exact (no separator a name could contain).
+/// ([`VIEWS_FINGERPRINT_SQL`]): the SHA-256, in lowercase hex, of every
+/// view as `<characters>:<name><characters>:<query>`, by name in byte
+/// order (lengths make the text exact: no separator a name could
+/// contain). 64 characters bound with every read, however many views.
 pub fn views_fingerprint(views: &BTreeMap<String, String>) -> String {
+    use sha2::Digest as _;
     use std::fmt::Write as _;
-    let mut out = String::new();
+    let mut text = String::new();
     for (name, q) in views {
         let _ = write!(
-            out,
+            text,
             "{}:{name}{}:{q}",
             name.chars().count(),
             q.chars().count()
         );
     }
-    out
+    hex::encode(sha2::Sha256::digest(text.as_bytes()))
 }
 
 /// [`views_fingerprint`] computed by PostgreSQL, as a scalar subquery.
-pub const VIEWS_FINGERPRINT_SQL: &str = "(SELECT coalesce(string_agg(length(name) || ':' || name || length(query) || ':' || query, '' ORDER BY name), '') FROM named_views)";
+pub const VIEWS_FINGERPRINT_SQL: &str = "(SELECT encode(sha256(convert_to(coalesce(string_agg(length(name) || ':' || name || length(query) || ':' || query, '' ORDER BY name), ''), 'UTF8')), 'hex') FROM named_views)";
 
 /// The metadata keys of `catalog` a compile of `text` may have resolved a
 /// field to (issue 23, the gate of [`gated`]): every key whose `:key`
@@ -318,8 +320,8 @@ pub fn named_keys(catalog: &crate::store::CatalogData, text: &str) -> Vec<String
 /// `st` gated on the catalog it was compiled against (issue 23: one round
 /// trip per read): `SELECT * FROM (st) WHERE <the catalog still compiles
 /// it the same>`. What a successful compile read of the catalog is the
-/// user views (compared whole, [`views_fingerprint`] bound as one more
-/// parameter) and, for each field that is a metadata key, that the key is
+/// user views (compared whole by their [`views_fingerprint`], bound as
+/// one more parameter) and, for each field that is a metadata key, that the key is
 /// live (`keys`, from [`named_keys`]: one index probe each). Keys are
 /// only ever added between rebuilds, and an added key cannot change a
 /// compile that succeeded (the registry's fields resolve first), so this
