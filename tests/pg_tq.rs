@@ -333,6 +333,24 @@ fn the_time_limit_is_the_same_sentence_on_both_engines() {
     let took = t.elapsed();
     assert_eq!(got, want);
     assert!(took < Duration::from_secs(3), "{took:?}");
+    // Again: now the compiled statement's one round trip, under the
+    // session's `statement_timeout` (read mode), with the same sentence.
+    let t = Instant::now();
+    let again = match f.engine.run_pg(pg, &f.session, q, Surface::Read) {
+        Ok(t) => t,
+        Err(d) => d.render_plain(),
+    };
+    assert_eq!(again, want);
+    assert!(t.elapsed() < Duration::from_secs(3), "{:?}", t.elapsed());
+    let mode: String = pg
+        .any_mode_client()
+        .query_one("SHOW statement_timeout", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        mode, "300ms",
+        "the second run was the gated one, in read mode"
+    );
     drop(slot);
     let sqlite = match f.engine.run(&f.store, &f.session, q, Surface::Read) {
         Ok(t) => t,
