@@ -94,6 +94,13 @@ pub fn read_catalog(
     let rows = tx
         .query(crate::store::reader::CATALOG_SQL, &[])
         .map_err(classify)?;
+    catalog_of(&rows)
+}
+
+/// The catalog statement's rows as (metadata keys sorted, user views).
+fn catalog_of(
+    rows: &[postgres::Row],
+) -> Result<(Vec<String>, BTreeMap<String, String>), ExecError> {
     let mut keys = Vec::new();
     let mut views = BTreeMap::new();
     for r in rows {
@@ -254,19 +261,9 @@ pub fn begin_read_with_catalog(
             return Err(classify(e));
         }
     };
-    let mut keys = Vec::new();
-    let mut views = BTreeMap::new();
-    for r in &rows {
-        let tag: String = r.try_get(0).map_err(classify)?;
-        let name: String = r.try_get(1).map_err(classify)?;
-        if tag == "k" {
-            keys.push(name);
-        } else {
-            views.insert(name, r.try_get(2).map_err(classify)?);
-        }
-    }
-    keys.sort();
-    Ok((keys, views))
+    catalog_of(&rows).inspect_err(|_| {
+        let _ = client.batch_execute("ROLLBACK");
+    })
 }
 
 /// Ends the read transaction of [`begin_read_with_catalog`]: `COMMIT` when
