@@ -79,6 +79,7 @@ fn write_rel(out: &mut String, r: &Rel, depth: usize) {
             match from {
                 Base::Tasks => format!("scan tasks{c}"),
                 Base::Search(t) => format!("search {t:?}{c}"),
+                Base::PlanOf(s) => format!("plan-of {s:?}{c}"),
                 Base::Traverse(i, t) => {
                     kids.push(i);
                     format!("traverse {}{c}", print_trav(t))

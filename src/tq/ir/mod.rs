@@ -51,6 +51,12 @@ pub enum Base {
     Traverse(Box<Rel>, Trav),
     /// The tasks reachable in one or more hops from the input (recursive CTE).
     Closure(Box<Rel>, Vec<EdgeType>),
+    /// The plan views' or-else read with one probe (rule `plan-probe`,
+    /// issue 23): the children of the task with this slug when it has any
+    /// (`child_count > 0`), else the children of its parent; a query error
+    /// when the task is gone, as [`Node::Current`]. Needs the counter
+    /// columns.
+    PlanOf(String),
     /// `(search "text")`: the tasks with an observation matching the raw
     /// text (a join on the full-text index, spec/tq.md §10); its natural
     /// order is relevance, best first, ties by slug (a rank, never lazy).
@@ -225,7 +231,7 @@ impl Rel {
     pub fn children_mut(&mut self) -> Vec<&mut Rel> {
         match &mut self.node {
             Node::Scan { from, .. } => match from {
-                Base::Tasks | Base::Search(_) => vec![],
+                Base::Tasks | Base::Search(_) | Base::PlanOf(_) => vec![],
                 Base::Traverse(r, _) | Base::Closure(r, _) => vec![r.as_mut()],
             },
             Node::Current(_) | Node::Reflect(_) | Node::Empty | Node::Carried(_) => vec![],
@@ -243,7 +249,7 @@ impl Rel {
     pub fn children(&self) -> Vec<&Rel> {
         match &self.node {
             Node::Scan { from, .. } => match from {
-                Base::Tasks | Base::Search(_) => vec![],
+                Base::Tasks | Base::Search(_) | Base::PlanOf(_) => vec![],
                 Base::Traverse(r, _) | Base::Closure(r, _) => vec![r.as_ref()],
             },
             Node::Current(_) | Node::Reflect(_) | Node::Empty | Node::Carried(_) => vec![],

@@ -1,7 +1,7 @@
 //! The rewrite driver (docs/planner.md "Rewrites"): node rules bottom-up to
 //! a fixpoint at each node, condition rules on every condition tree, then the
-//! whole-query rules (order elision, enrichment of shown rows, counter
-//! columns). Records how often each rule fired.
+//! whole-query rules (the plans' one probe, order elision, enrichment of
+//! shown rows, counter columns). Records how often each rule fired.
 
 use std::collections::BTreeMap;
 
@@ -91,6 +91,7 @@ pub const ALL_RULES: &[&str] = &[
     rules::order_elision::NAME,
     rules::enrich_shown::NAME,
     rules::counter_columns::NAME,
+    rules::plan_probe::NAME,
 ];
 
 /// Rewrites `ir` under `opts`; returns it with the rules that fired. With
@@ -101,6 +102,8 @@ pub fn optimize(mut ir: Ir, opts: &Options) -> (Ir, Fired) {
         return (ir, fired);
     }
     rewrite(&mut ir.root, opts, &mut fired);
+    let n = rules::plan_probe::apply(&mut ir, opts);
+    fired.add(rules::plan_probe::NAME, n);
     let n = rules::order_elision::apply(&mut ir);
     fired.add(rules::order_elision::NAME, n);
     if rules::enrich_shown::apply(&mut ir, opts) {

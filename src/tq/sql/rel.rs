@@ -246,6 +246,15 @@ impl Lower {
                 };
                 wh.push(format!("t.id IN ({ids})"));
             }
+            Base::PlanOf(slug) => {
+                // One probe of the slug index, then the parent index: the
+                // task's own children when it has any, else its parent's.
+                let a = self.text(slug);
+                let missing = self.d.missing_current(&a);
+                wh.push(format!(
+                    "t.parent_task_id = (SELECT CASE WHEN c.child_count > 0 THEN c.id ELSE c.parent_task_id END FROM tasks c WHERE c.slug = {a} UNION ALL SELECT {missing} WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE slug = {a}))"
+                ));
+            }
             Base::Closure(input, edges) => {
                 let cur = self.rel(input);
                 let c = self.closure(&cur, edges);

@@ -45,6 +45,7 @@ fn rel_reads(r: &Rel) -> bool {
             conds.iter().any(cond_reads)
                 || match from {
                     Base::Tasks | Base::Search(_) => false,
+                    Base::PlanOf(_) => true,
                     Base::Traverse(i, _) | Base::Closure(i, _) => rel_reads(i),
                 }
         }

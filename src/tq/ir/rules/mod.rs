@@ -10,6 +10,7 @@ pub mod filter_fusion;
 pub mod has_parent;
 pub mod inline_source;
 pub mod order_elision;
+pub mod plan_probe;
 pub mod semi_join;
 pub mod status_complement;
 pub mod top_n;

@@ -41,7 +41,7 @@ fn elide(rel: &mut Rel, need: bool, n: &mut usize) {
         } => natural(need, Order::Rank),
         Node::Scan { from, .. } => {
             match from {
-                Base::Tasks | Base::Search(_) => {}
+                Base::Tasks | Base::Search(_) | Base::PlanOf(_) => {}
                 Base::Traverse(input, _) | Base::Closure(input, _) => elide(input, false, n),
             }
             natural(need, Order::Slug)
