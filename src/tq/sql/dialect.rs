@@ -76,15 +76,6 @@ pub trait Dialect: Sync {
     /// probe. PostgreSQL: false — the `OR` would keep its planner from
     /// turning `NOT EXISTS` into an anti-join.
     fn counter_prefilter(&self) -> bool;
-    /// True when `(= :key "v")` on a metadata key is spelled `EXISTS
-    /// (SELECT 1 FROM task_metadata … AND fm.value = v)` rather than
-    /// `(SELECT fm.value …) = v` (the same truth: at most one row per task
-    /// and key; a missing key is false either way). PostgreSQL turns the
-    /// `EXISTS` into a semi-join it may drive from `task_metadata`'s key
-    /// index, where the scalar form is probed once per task (issue 21:
-    /// `active intersect area=storage` at 10k). SQLite: false (it probes
-    /// per row either way; its plans stay as snapshotted).
-    fn meta_eq_exists(&self) -> bool;
     /// The predicate `e` with NULL read as false (a non-NULL truth value).
     fn null_false(&self, e: &str) -> String;
     /// The index query `(search "text")` binds for the raw `text`
@@ -205,10 +196,6 @@ impl Dialect for Sqlite {
 
     fn counter_prefilter(&self) -> bool {
         true
-    }
-
-    fn meta_eq_exists(&self) -> bool {
-        false
     }
 
     fn search_query(&self, text: &str) -> Option<String> {

@@ -167,18 +167,6 @@ impl Lower {
     /// `pred` on `row` as a non-NULL 0/1 SQL expression.
     pub fn pred(&mut self, pred: &Pred, row: &Row) -> String {
         match pred {
-            Pred::Eq(Value::Field(Field::Meta(k)), lit) if self.d.meta_eq_exists() => {
-                let t = &row.t;
-                let key = self.text(k);
-                let operand = match lit {
-                    Lit::Str(s) => self.text(s),
-                    Lit::Int(i) => self.text(&i.to_string()),
-                    Lit::Dec(d) => self.text(&d.to_string()),
-                };
-                format!(
-                    "EXISTS (SELECT 1 FROM task_metadata fm WHERE fm.task_id = {t}.id AND fm.key = {key} AND fm.value = {operand})"
-                )
-            }
             Pred::Eq(v, lit) => {
                 let (e, ty) = self.value(v, row);
                 let operand = match (ty, lit) {

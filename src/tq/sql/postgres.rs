@@ -134,10 +134,6 @@ impl Dialect for Postgres {
         false
     }
 
-    fn meta_eq_exists(&self) -> bool {
-        true
-    }
-
     /// `IS TRUE` instead of `COALESCE(e, FALSE)` (the same truth value): the
     /// planner estimates `(e) IS TRUE` with `e`'s own selectivity and a
     /// `COALESCE` with a default guess. With the guess, claim-one's
