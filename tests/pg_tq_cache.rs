@@ -44,6 +44,13 @@ fn seed(store: &PgStore) {
         .unwrap();
 }
 
+/// Sets `key` to `value` on `slug` through `store`.
+fn meta(store: &PgStore, ts: i64, slug: &str, key: &str, value: &str) {
+    store
+        .write(&[NewEvent::set_metadata("s", ts, slug, key, value)])
+        .unwrap();
+}
+
 #[test]
 fn a_view_redefined_through_another_server_is_not_answered_from_the_old_compile() {
     let Some(url) = common::pg::url() else { return };
@@ -90,26 +97,12 @@ fn a_metadata_key_gone_is_seen_by_the_cached_compile() {
     let Some(url) = common::pg::url() else { return };
     let (one, two) = (open(&url), open(&url));
     seed(&one);
-    one.write(&[NewEvent::set_metadata(
-        "s",
-        TS + 5,
-        "2026-01-01-a",
-        "area",
-        "x",
-    )])
-    .unwrap();
+    meta(&one, TS + 5, "2026-01-01-a", "area", "x");
     let q = "(-> (all) (:where (= :area \"x\")) (:ids))";
     assert_eq!(run(&one, q, Surface::Read), "1 task:\n- 2026-01-01-a");
     assert_eq!(run(&one, q, Surface::Read), "1 task:\n- 2026-01-01-a");
     // A key appearing elsewhere does not disturb the compile.
-    two.write(&[NewEvent::set_metadata(
-        "s",
-        TS + 6,
-        "2026-01-01-b",
-        "owner",
-        "y",
-    )])
-    .unwrap();
+    meta(&two, TS + 6, "2026-01-01-b", "owner", "y");
     let before = hits(&one);
     assert_eq!(run(&one, q, Surface::Read), "1 task:\n- 2026-01-01-a");
     assert_eq!(hits(&one), before + 1, "an added key keeps the entry");

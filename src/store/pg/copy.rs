@@ -27,22 +27,15 @@ use crate::store::handle::Store;
 /// Rows between two progress reports (and per parent `UPDATE`).
 pub const COPY_BATCH: usize = 10_000;
 
-/// A column's type on both sides.
-#[derive(Clone, Copy)]
-enum Kind {
-    Int,
-    Text,
-}
-
 /// One table to copy: SQLite's `SELECT` (rows in a stable order),
 /// PostgreSQL's target columns (the derived one last), how many columns
-/// the `SELECT` gives (`kinds`), and which derived column (if any) is
+/// the `SELECT` gives (`width`), and which derived column (if any) is
 /// appended.
 struct Table {
     name: &'static str,
     select: &'static str,
     columns: &'static str,
-    kinds: &'static [Kind],
+    width: usize,
     derived: Derived,
 }
 
@@ -55,8 +48,6 @@ enum Derived {
     TextsTsv(usize, usize),
 }
 
-use Kind::{Int as I, Text as T};
-
 /// The tables in an order the foreign keys accept (`tasks` first, their
 /// parents set right after: `copy_parents`).
 const TABLES: &[Table] = &[
@@ -64,7 +55,7 @@ const TABLES: &[Table] = &[
         name: "events",
         select: "SELECT seq, event_id, event_key, task_id, type, ts, session_id, prev_session_id, data FROM events ORDER BY seq",
         columns: "seq, event_id, event_key, task_id, type, ts, session_id, prev_session_id, data",
-        kinds: &[I, T, T, T, T, I, T, T, T],
+        width: 9,
         derived: Derived::None,
     },
     Table {
@@ -76,23 +67,21 @@ const TABLES: &[Table] = &[
         columns: "id, slug, depot, status, description, created_ts, updated_ts, status_ts, description_ts,
                   project_id, status_eid, description_eid, parent_ts, parent_eid, obs_count, child_count,
                   lateral_out, lateral_in, claim_owner, claim_until, claim_ts, claim_eid",
-        kinds: &[
-            I, T, T, T, T, I, I, I, I, T, T, T, I, T, I, I, I, I, T, I, I, T,
-        ],
+        width: 22,
         derived: Derived::None,
     },
     Table {
         name: "edges",
         select: "SELECT src_id, dst_id, type, tag, created_ts FROM edges ORDER BY rowid",
         columns: "src_id, dst_id, type, tag, created_ts",
-        kinds: &[I, I, T, T, I],
+        width: 5,
         derived: Derived::None,
     },
     Table {
         name: "observations",
         select: "SELECT obs_id, event_id, task_id, text, ts FROM observations ORDER BY obs_id",
         columns: "obs_id, event_id, task_id, text, ts, tsv",
-        kinds: &[I, T, I, T, I],
+        width: 5,
         derived: Derived::ObsTsv(3),
     },
     Table {
@@ -100,56 +89,56 @@ const TABLES: &[Table] = &[
         select: "SELECT task_id, name, name_ts, name_eid, description, description_ts, description_eid
                  FROM task_texts ORDER BY task_id",
         columns: "task_id, name, name_ts, name_eid, description, description_ts, description_eid, tsv",
-        kinds: &[I, T, I, T, T, I, T],
+        width: 7,
         derived: Derived::TextsTsv(1, 4),
     },
     Table {
         name: "handoffs",
         select: "SELECT task_id, event_id, path, summary, ts FROM handoffs ORDER BY rowid",
         columns: "task_id, event_id, path, summary, ts",
-        kinds: &[I, T, T, T, I],
+        width: 5,
         derived: Derived::None,
     },
     Table {
         name: "task_metadata",
         select: "SELECT task_id, key, value, ts, eid FROM task_metadata ORDER BY task_id, key",
         columns: "task_id, key, value, ts, eid",
-        kinds: &[I, T, T, I, T],
+        width: 5,
         derived: Derived::None,
     },
     Table {
         name: "named_views",
         select: "SELECT name, query, ts, eid FROM named_views ORDER BY name",
         columns: "name, query, ts, eid",
-        kinds: &[T, T, I, T],
+        width: 4,
         derived: Derived::None,
     },
     Table {
         name: "task_fold",
         select: "SELECT task_id, parent_target_id, project_ts, project_eid FROM task_fold ORDER BY task_id",
         columns: "task_id, parent_target_id, project_ts, project_eid",
-        kinds: &[I, I, I, T],
+        width: 4,
         derived: Derived::None,
     },
     Table {
         name: "sever_state",
         select: "SELECT lo_id, hi_id, ts, eid FROM sever_state ORDER BY lo_id, hi_id",
         columns: "lo_id, hi_id, ts, eid",
-        kinds: &[I, I, I, T],
+        width: 4,
         derived: Derived::None,
     },
     Table {
         name: "edge_state",
         select: "SELECT src_id, dst_id, type, tag, present, ts, eid FROM edge_state ORDER BY src_id, dst_id, type, tag",
         columns: "src_id, dst_id, type, tag, present, ts, eid",
-        kinds: &[I, I, T, T, I, I, T],
+        width: 7,
         derived: Derived::None,
     },
     Table {
         name: "view_state",
         select: "SELECT name, query, present, ts, eid FROM view_state ORDER BY name",
         columns: "name, query, present, ts, eid",
-        kinds: &[T, T, I, I, T],
+        width: 5,
         derived: Derived::None,
     },
 ];
@@ -227,7 +216,7 @@ fn copy_table(
     let mut n = 0u64;
     let io = |e: std::io::Error| StoreError::Postgres(format!("copying {}: {e}", t.name));
     while let Some(r) = rows.next()? {
-        let mut fields = row_fields(r, t.kinds.len())?;
+        let mut fields = row_fields(r, t.width)?;
         match t.derived {
             Derived::None => {}
             Derived::ObsTsv(i) => fields.push(Some(tsvector_literal(text_at(&fields, i)))),

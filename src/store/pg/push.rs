@@ -52,6 +52,14 @@ pub fn source_events(source: &Store) -> Result<Vec<LogLine>, StoreError> {
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
+/// The refusal of a push holding event `id` (`kind` on `task`) whose
+/// payload has a NUL character.
+fn nul_refusal(id: &str, kind: &str, task: &str) -> StoreError {
+    StoreError::CannotPush(format!(
+        "event {id} ({kind} on {task}) holds a NUL character (U+0000), which PostgreSQL cannot store; nothing was pushed."
+    ))
+}
+
 /// The first event of `source` whose payload holds a NUL character (id,
 /// type, task), found without parsing every payload: JSON spells NUL
 /// `\u0000`, so only payloads holding that text are parsed. Errors:
@@ -90,10 +98,7 @@ impl PgStore {
                 .is_ok_and(|v| crate::store::event::holds_nul(&v))
         };
         if let Some(l) = events.iter().find(nul) {
-            return Err(StoreError::CannotPush(format!(
-                "event {} ({} on {}) holds a NUL character (U+0000), which PostgreSQL cannot store; nothing was pushed.",
-                l.event_id, l.event_type, l.task_id
-            )));
+            return Err(nul_refusal(&l.event_id, &l.event_type, &l.task_id));
         }
         self.refuse_other_history(events)?;
         let mut added = 0;
@@ -136,10 +141,7 @@ impl PgStore {
         mut progress: impl FnMut(usize, usize),
     ) -> Result<PushReport, StoreError> {
         if let Some(l) = first_nul_event(source)? {
-            return Err(StoreError::CannotPush(format!(
-                "event {} ({} on {}) holds a NUL character (U+0000), which PostgreSQL cannot store; nothing was pushed.",
-                l.0, l.1, l.2
-            )));
+            return Err(nul_refusal(&l.0, &l.1, &l.2));
         }
         let copied = self.write_tx(|cx| {
             let empty: bool = cx
