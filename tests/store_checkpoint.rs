@@ -47,6 +47,45 @@ fn checkpoints_run_in_the_background_and_the_wal_is_gone_after_the_store() {
     assert_eq!(store.event_count().unwrap(), n + 1);
 }
 
+/// A steady stream of writes keeps the WAL bounded: the writer finishes
+/// what the background round left (or checkpoints past the backstop), so
+/// the next write starts the WAL over. Before, a PASSIVE round always ended
+/// behind the latest commit, the WAL never started over (3,000 writes here
+/// left ~50,000 pages) and every commit woke the thread.
+#[test]
+fn a_burst_of_writes_keeps_the_wal_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join(".cairn").join("cairn.db");
+    let store = Store::open(&db).unwrap();
+    let slug = "2026-12-02-burst-target";
+    store
+        .write(&[NewEvent::task_create("s", 1_790_000_000, slug, None, None)])
+        .unwrap();
+    let text = "an observation in a burst of writes ".repeat(8);
+    let writes = 3000i64;
+    for n in 1..=writes {
+        store
+            .write(&[NewEvent::observation(
+                "s",
+                1_790_000_000 + n,
+                slug,
+                &format!("{n} {text}"),
+            )])
+            .unwrap();
+    }
+    let wal = dir.path().join(".cairn").join("cairn.db-wal");
+    let pages = std::fs::metadata(&wal).unwrap().len() / 4096;
+    let bound = u64::try_from(cairn::store::checkpoint::BACKSTOP_PAGES).unwrap() * 3 / 2;
+    assert!(
+        pages <= bound,
+        "the WAL holds {pages} pages after {writes} writes (bound {bound})"
+    );
+    assert!(store.background_checkpoints() > 0);
+    drop(store);
+    let store = Store::open(&db).unwrap();
+    assert_eq!(store.event_count().unwrap(), writes + 1);
+}
+
 #[test]
 fn a_short_session_starts_no_checkpointer() {
     let dir = tempfile::tempdir().unwrap();

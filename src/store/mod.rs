@@ -22,7 +22,7 @@
 mod agents;
 pub mod aside;
 pub mod changes;
-mod checkpoint;
+pub mod checkpoint;
 pub mod commits;
 mod cycle;
 pub mod db;
