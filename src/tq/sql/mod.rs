@@ -90,6 +90,7 @@ pub fn lower_ir_clocked(ir: &Ir, d: &'static dyn Dialect) -> (Statement, Vec<usi
         status_off_index: false,
         searches: Vec::new(),
         now_slots: Vec::new(),
+        bounded: Vec::new(),
         d,
     };
     if ir.reflect {
@@ -139,6 +140,9 @@ pub(crate) struct Lower {
     searches: Vec<(String, String)>,
     /// Indexes into `params` of the clock reading's bindings.
     now_slots: Vec<usize>,
+    /// The stages that hold at most a `LIMIT`'s rows (a take, a top-n, a
+    /// rank of one): joined to `tasks` through [`Dialect::bounded_join`].
+    bounded: Vec<String>,
     d: &'static dyn Dialect,
 }
 
@@ -269,9 +273,14 @@ impl Lower {
                 ),
             )
         } else {
+            let join = if self.bounded.iter().any(|b| b == s) {
+                self.d.bounded_join()
+            } else {
+                "JOIN"
+            };
             (
                 Row::task("t"),
-                format!("FROM {s} x JOIN tasks t ON t.id = x.id"),
+                format!("FROM {s} x {join} tasks t ON t.id = x.id"),
             )
         }
     }
@@ -345,6 +354,10 @@ impl Lower {
             .order_by(natural, &row)
             .unwrap_or_else(|| "x.id".to_string());
         let rn = self.d.row_number(&ob);
-        self.cte(format!("SELECT x.id, {rn} {join}"))
+        let ranked = self.cte(format!("SELECT x.id, {rn} {join}"));
+        if self.bounded.iter().any(|b| b == s) {
+            self.bounded.push(ranked.clone());
+        }
+        ranked
     }
 }

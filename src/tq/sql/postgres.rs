@@ -43,6 +43,10 @@ impl Dialect for Postgres {
         p.to_string()
     }
 
+    fn bounded_join(&self) -> &'static str {
+        "JOIN"
+    }
+
     fn json_rows(&self, p: &str) -> String {
         format!("jsonb_array_elements(({p})::jsonb) j")
     }

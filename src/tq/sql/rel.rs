@@ -134,12 +134,14 @@ impl Lower {
                 let ob = self.order_by(&input.order, &row);
                 let n = self.int(*n);
                 let limit = self.d.limit(&n);
-                match ob {
+                let s = match ob {
                     Some(ob) => {
                         self.cte(format!("SELECT x.id, x.ord {join} ORDER BY {ob} {limit}"))
                     }
                     None => self.cte(format!("SELECT x.id, x.ord {join} {limit}")),
-                }
+                };
+                self.bounded.push(s.clone());
+                s
             }
             Node::TopN {
                 input,
@@ -178,6 +180,7 @@ impl Lower {
                     let limit = self.d.limit(&n);
                     self.cte(format!("SELECT x.id, 0 {join} ORDER BY {ob} {limit}"))
                 };
+                self.bounded.push(s.clone());
                 self.ranked_if(s, want_rank, &key)
             }
             Node::Pass(input) => {
