@@ -421,7 +421,7 @@ fn a_cancelled_query_stops_and_writes_nothing_on_postgresql() {
         ),
     ] {
         // A quiet spell first: the second statement finds the process's
-        // cancel watcher parked (`engine/pg_watch.rs`) and must wake it.
+        // cancel watcher parked (`engine/watch.rs`) and must wake it.
         std::thread::sleep(Duration::from_millis(2_200));
         let mut engine = Engine::new();
         engine.time_limit = Duration::from_secs(30);

@@ -40,6 +40,8 @@ pub struct Store {
     pub(crate) sync_state: RefCell<SyncState>,
     /// The open tasks' name words (`names.rs`), built on first use.
     pub(crate) names: RefCell<NameIndex>,
+    /// [`WriteTx::init_once`](super::WriteTx::init_once) ran on `conn`.
+    pub(crate) write_init: std::cell::Cell<bool>,
 }
 
 /// The git index file's identity: `(mtime ns, size, inode)`.

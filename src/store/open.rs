@@ -112,6 +112,7 @@ impl Store {
             logs,
             sync_state: RefCell::new(SyncState::default()),
             names: RefCell::new(NameIndex::default()),
+            write_init: std::cell::Cell::new(false),
             warm: RefCell::new(None),
         };
         store.reconcile(false)?;
@@ -171,6 +172,7 @@ impl Store {
             logs,
             sync_state: RefCell::new(SyncState::default()),
             names: RefCell::new(NameIndex::default()),
+            write_init: std::cell::Cell::new(false),
             warm: RefCell::new(None),
         };
         let state = match store.logs.clone() {
@@ -300,6 +302,7 @@ fn build_from_logs(path: &Path, logs: &Logs) -> Result<(), StoreError> {
             warm: RefCell::new(None),
             checkpointer: None,
             names: RefCell::new(NameIndex::default()),
+            write_init: std::cell::Cell::new(false),
         };
         let index = super::log::marks::index_stamp(logs);
         store.ingest_logs(logs, true)?;

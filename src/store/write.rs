@@ -117,6 +117,8 @@ struct Resolved {
 /// `Ok`, rolled back (nothing recorded) when it returns `Err`.
 pub struct WriteTx<'a> {
     tx: Transaction<'a>,
+    /// The store's "functions registered on the read-write connection".
+    init: &'a std::cell::Cell<bool>,
     /// The seq and log line of each event appended so far (spec/store.md "Writes").
     lines: Vec<(i64, LogLine)>,
     /// A `task.split` was appended: the projection is folded again before
@@ -125,6 +127,22 @@ pub struct WriteTx<'a> {
 }
 
 impl WriteTx<'_> {
+    /// Runs `init` on the store's read-write connection the first time
+    /// only (the TQ engine registers its SQL functions: registering one
+    /// again expires every prepared statement of the connection, so each
+    /// write would parse its statements anew). Errors: whatever `init`
+    /// returns (then it runs again next time).
+    pub fn init_once(
+        &self,
+        init: impl FnOnce(&Connection) -> rusqlite::Result<()>,
+    ) -> rusqlite::Result<()> {
+        if !self.init.get() {
+            init(&self.tx)?;
+            self.init.set(true);
+        }
+        Ok(())
+    }
+
     /// The connection inside the transaction (reads see appended events folded).
     pub fn conn(&self) -> &Connection {
         &self.tx
@@ -362,6 +380,7 @@ impl Store {
             .map_err(StoreError::from)?;
         let mut wtx = WriteTx {
             tx,
+            init: &self.write_init,
             lines: Vec::new(),
             refold: false,
         };

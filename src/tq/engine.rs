@@ -14,7 +14,6 @@
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
@@ -22,7 +21,7 @@ use serde::Serialize;
 
 mod db;
 mod pg;
-mod pg_watch;
+mod watch;
 
 use super::ast::{Query, Surface};
 use super::cache;
@@ -526,26 +525,15 @@ impl Engine {
                     stamp: clock.now(),
                     claims: clock.claims_now(),
                 };
-                exec::register_functions(tx.conn()).map_err(ExecError::from)?;
-                let handle = tx.conn().get_interrupt_handle();
-                let (stop, stopped) = mpsc::channel::<()>();
-                let watchdog = std::thread::spawn(move || {
-                    loop {
-                        let left = deadline.saturating_duration_since(Instant::now());
-                        match stopped.recv_timeout(left.min(CANCEL_TICK)) {
-                            Err(mpsc::RecvTimeoutError::Timeout) => {
-                                if cancel.is_cancelled() || Instant::now() >= deadline {
-                                    handle.interrupt();
-                                    break;
-                                }
-                            }
-                            _ => break,
-                        }
-                    }
-                });
+                tx.init_once(exec::register_functions)
+                    .map_err(ExecError::from)?;
+                let watch = watch::Watchdog::start_sqlite(
+                    &cancel,
+                    deadline,
+                    tx.conn().get_interrupt_handle(),
+                );
                 let out = mutate::run_write(tx, plan, session, now);
-                let _ = stop.send(());
-                let _ = watchdog.join();
+                drop(watch);
                 // A cancellation that landed between statements (where SQLite's
                 // interrupt is a no-op) still rolls the whole write back.
                 if out.is_ok() && cancelled.is_cancelled() {

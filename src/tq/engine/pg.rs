@@ -16,7 +16,7 @@
 
 use std::time::Instant;
 
-use super::pg_watch::Watchdog;
+use super::watch::Watchdog;
 use super::{Engine, Explain, ExplainedStatement};
 use crate::session::Session;
 use crate::store::pg::PgStore;

@@ -1,23 +1,34 @@
-//! Cancelling PostgreSQL statements when the engine's
-//! [`Cancel`](super::Cancel) flag is raised (spec/tq.md "Limits"; issue
-//! 21): ONE thread per process watches every statement in flight and
-//! checks the flags every [`CANCEL_TICK`](super::CANCEL_TICK), so a read
-//! pays a registration (a lock and a map insert), not a thread of its own
-//! (~35 µs a read, issue 23). The thread ticks while statements come and
-//! go and parks on a condition variable after [`IDLE_AFTER`] without any,
-//! so only the first statement after a quiet spell wakes it.
+//! Stopping statements in flight when the engine's
+//! [`Cancel`](super::Cancel) flag is raised or their deadline passes
+//! (spec/tq.md "Limits"; issues 21 and 23): ONE thread per process watches
+//! every PostgreSQL statement and every SQLite write query in flight and
+//! checks them every [`CANCEL_TICK`](super::CANCEL_TICK), so a query pays a
+//! registration (a lock and a map insert), not a thread of its own (~35 µs
+//! a PostgreSQL read; a thread spawn per SQLite write before, issue 23).
+//! The thread ticks while statements come and go and parks on a condition
+//! variable after [`IDLE_AFTER`] without any, so only the first statement
+//! after a quiet spell wakes it. What "stopping" does is the registrant's:
+//! a cancel request to the PostgreSQL server, an interrupt of the SQLite
+//! connection.
 
 use std::collections::HashMap;
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, mpsc};
+use std::time::Instant;
 
 use super::Cancel;
-use crate::store::pg::{PgStore, PgTarget};
+use crate::store::pg::PgStore;
 
-/// One statement in flight: whose flag, where to send the cancel.
+/// How a statement in flight is stopped (run once, outside the lock).
+type Stop = Arc<dyn Fn() + Send + Sync>;
+
+/// One statement in flight: whose flag, until when, how to stop it.
 struct Watched {
     cancel: Cancel,
-    target: PgTarget,
-    token: postgres::CancelToken,
+    deadline: Option<Instant>,
+    stop: Stop,
+    /// `stop` is cheap and runs under the registry lock (a SQLite
+    /// interrupt); else it runs outside (a PostgreSQL cancel request).
+    in_lock: bool,
     fired: bool,
 }
 
@@ -32,7 +43,7 @@ struct Registry {
     /// switch per statement).
     parked: bool,
     /// When the last statement registered.
-    last: Option<std::time::Instant>,
+    last: Option<Instant>,
 }
 
 /// How long the watcher keeps ticking after the last statement left
@@ -53,11 +64,12 @@ fn shared() -> &'static Shared {
 }
 
 /// The watcher thread: waits while nothing is registered, else every tick
-/// sends a cancel request (outside the lock) for each newly raised flag.
+/// stops (outside the lock) each statement whose flag was newly raised or
+/// whose deadline passed.
 fn watch_loop() {
     let s = shared();
     loop {
-        let fire: Vec<(PgTarget, postgres::CancelToken)> = {
+        let fire: Vec<Stop> = {
             let Ok(mut reg) = s.reg.lock() else { return };
             let quiet = reg.last.is_none_or(|t| t.elapsed() >= IDLE_AFTER);
             if reg.live.is_empty() && quiet {
@@ -75,45 +87,108 @@ fn watch_loop() {
                 Err(_) => return,
             };
 
-            reg.live
-                .values_mut()
-                .filter(|w| !w.fired && w.cancel.is_cancelled())
-                .map(|w| {
-                    w.fired = true;
-                    (w.target.clone(), w.token.clone())
-                })
-                .collect()
+            let now = Instant::now();
+            let mut later = Vec::new();
+            for w in reg.live.values_mut() {
+                if w.fired || !(w.cancel.is_cancelled() || w.deadline.is_some_and(|d| now >= d)) {
+                    continue;
+                }
+                w.fired = true;
+                if w.in_lock {
+                    // An interrupt only sets a flag: inside the lock, so it
+                    // cannot land after the write deregistered (on the
+                    // connection's next write).
+                    (w.stop)();
+                } else {
+                    later.push(Arc::clone(&w.stop));
+                }
+            }
+            later
         };
-        for (target, token) in fire {
-            let _ = crate::store::pg::connect::cancel_query(&target, &token);
+        for stop in fire {
+            stop();
         }
     }
 }
 
-/// While alive, the statement running on a store's connection is
-/// cancelled when `cancel` is raised; the statement then fails with
-/// SQLSTATE 57014, which reads as the cancellation sentence. Dropping it
-/// ends the watch.
+/// While alive, the statement in flight is stopped when `cancel` is raised
+/// (or, for a SQLite write, its deadline passes): a PostgreSQL statement
+/// then fails with SQLSTATE 57014, a SQLite one with `SQLITE_INTERRUPT`;
+/// both read as the cancellation or time-limit sentence. Dropping it ends
+/// the watch.
 pub(super) struct Watchdog {
     id: Option<u64>,
 }
 
 impl Watchdog {
-    /// Watches `store`'s connection (its cancel `token`) for `cancel`.
-    /// When the watcher thread cannot be started, nothing is watched (the
-    /// time limit still holds: `statement_timeout`).
+    /// Watches `store`'s connection (its cancel `token`) for `cancel`
+    /// (PostgreSQL's `statement_timeout` holds the time limit). When the
+    /// watcher thread cannot be started, nothing is watched.
     pub(super) fn start(
         cancel: &Cancel,
         store: &PgStore,
         token: postgres::CancelToken,
     ) -> Watchdog {
+        let target = store.target().clone();
+        Self::watch(
+            cancel,
+            None,
+            false,
+            Arc::new(move || {
+                let _ = crate::store::pg::connect::cancel_query(&target, &token);
+            }),
+        )
+    }
+
+    /// Watches a SQLite connection (its interrupt `handle`) for `cancel`
+    /// and `deadline`. When the watcher thread cannot be started, a thread
+    /// of this write's own does it (the time limit always holds).
+    pub(super) fn start_sqlite(
+        cancel: &Cancel,
+        deadline: Instant,
+        handle: rusqlite::InterruptHandle,
+    ) -> SqliteWatch {
+        let handle = Arc::new(handle);
+        let h = Arc::clone(&handle);
+        let dog = Self::watch(
+            cancel,
+            Some(deadline),
+            true,
+            Arc::new(move || h.interrupt()),
+        );
+        if dog.id.is_some() {
+            return SqliteWatch::Shared(dog);
+        }
+        let cancel = cancel.clone();
+        let (stop, stopped) = mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match stopped.recv_timeout(left.min(super::CANCEL_TICK)) {
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        if cancel.is_cancelled() || Instant::now() >= deadline {
+                            handle.interrupt();
+                            break;
+                        }
+                    }
+                    _ => break,
+                }
+            }
+        });
+        SqliteWatch::Own {
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    fn watch(cancel: &Cancel, deadline: Option<Instant>, in_lock: bool, stop: Stop) -> Watchdog {
         let s = shared();
         let Ok(mut reg) = s.reg.lock() else {
             return Watchdog { id: None };
         };
         if !reg.started {
             let spawned = std::thread::Builder::new()
-                .name("cairn-pg-cancel".into())
+                .name("cairn-cancel".into())
                 .spawn(watch_loop);
             if spawned.is_err() {
                 return Watchdog { id: None };
@@ -121,14 +196,15 @@ impl Watchdog {
             reg.started = true;
         }
         reg.next += 1;
-        reg.last = Some(std::time::Instant::now());
+        reg.last = Some(Instant::now());
         let id = reg.next;
         reg.live.insert(
             id,
             Watched {
                 cancel: cancel.clone(),
-                target: store.target().clone(),
-                token,
+                deadline,
+                stop,
+                in_lock,
                 fired: false,
             },
         );
@@ -136,6 +212,29 @@ impl Watchdog {
             s.wake.notify_one();
         }
         Watchdog { id: Some(id) }
+    }
+}
+
+/// The watch over one SQLite write: the shared watcher's, or (only when it
+/// cannot be started) a thread of its own, stopped and joined on drop.
+pub(super) enum SqliteWatch {
+    /// Registered with the process's watcher thread.
+    Shared(#[allow(dead_code)] Watchdog),
+    /// A thread of this write's own.
+    Own {
+        stop: mpsc::Sender<()>,
+        thread: Option<std::thread::JoinHandle<()>>,
+    },
+}
+
+impl Drop for SqliteWatch {
+    fn drop(&mut self) {
+        if let SqliteWatch::Own { stop, thread } = self {
+            let _ = stop.send(());
+            if let Some(t) = thread.take() {
+                let _ = t.join();
+            }
+        }
     }
 }
 
