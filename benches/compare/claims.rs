@@ -18,7 +18,7 @@ use cairn::tq::plan::PStep;
 use cairn::tq::sql::{self, Start, Tail};
 use rusqlite::{Connection, params};
 
-use super::measure::median_ms;
+use super::measure::{median_ms, median_ms_reset};
 
 /// The claim-one query.
 pub const CLAIM_ONE: &str = "(-> (query \"ready\") (:take 1) (:claim! 900) (:ids))";
@@ -35,14 +35,18 @@ pub fn claim_one(db: &Path) -> (f64, f64, f64, f64) {
     let engine = Engine::new();
     let mut session = Session::new();
     session.agent = Some("bench/1".to_string());
-    let ours = median_ms(|| {
-        black_box(
-            engine
-                .run_value(&store, &session, CLAIM_ONE, Surface::Write)
-                .ok(),
-        );
-        let _ = engine.run_value(&store, &session, "(-> (mine) (:release!))", Surface::Write);
-    });
+    let ours = median_ms_reset(
+        || {
+            black_box(
+                engine
+                    .run_value(&store, &session, CLAIM_ONE, Surface::Write)
+                    .ok(),
+            );
+        },
+        || {
+            let _ = engine.run_value(&store, &session, "(-> (mine) (:release!))", Surface::Write);
+        },
+    );
     let conn = store.reader().expect("reader");
     let prepared = engine
         .prepare(&conn, &session, CLAIM_ONE, Surface::Write)
@@ -94,7 +98,7 @@ pub fn claim_one(db: &Path) -> (f64, f64, f64, f64) {
     let t_naive = median_ms(|| {
         black_box(run(&naive));
     });
-    let mut hand = Connection::open(&copy).expect("open hand");
+    let hand = Connection::open(&copy).expect("open hand");
     hand.busy_timeout(std::time::Duration::from_secs(5))
         .expect("busy");
     // The best hand SQL: walk the slug index (`+t.status` keeps SQLite off
@@ -118,23 +122,32 @@ pub fn claim_one(db: &Path) -> (f64, f64, f64, f64) {
         "claim-one takes the first ready task"
     );
     let _ = engine.run_value(&store, &session, "(-> (mine) (:release!))", Surface::Write);
-    let t_hand = median_ms(|| {
-        let tx = hand
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .expect("begin");
-        let id: i64 = tx.query_row(pick, [], |r| r.get(0)).expect("pick");
-        tx.execute(
-            "UPDATE tasks SET claim_owner = 'hand', claim_until = unixepoch() + 900 WHERE id = ?1",
-            params![id],
-        )
-        .expect("update");
-        black_box(id);
-        tx.commit().expect("commit");
-        hand.execute(
-            "UPDATE tasks SET claim_owner = NULL, claim_until = NULL WHERE id = ?1",
-            params![id],
-        )
-        .expect("reset");
-    });
+    let picked = std::cell::Cell::new(0i64);
+    let hand = std::cell::RefCell::new(hand);
+    let t_hand = median_ms_reset(
+        || {
+            let mut hand = hand.borrow_mut();
+            let tx = hand
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .expect("begin");
+            let id: i64 = tx.query_row(pick, [], |r| r.get(0)).expect("pick");
+            tx.execute(
+                "UPDATE tasks SET claim_owner = 'hand', claim_until = unixepoch() + 900 WHERE id = ?1",
+                params![id],
+            )
+            .expect("update");
+            black_box(id);
+            tx.commit().expect("commit");
+            picked.set(id);
+        },
+        || {
+            hand.borrow()
+                .execute(
+                    "UPDATE tasks SET claim_owner = NULL, claim_until = NULL WHERE id = ?1",
+                    params![picked.get()],
+                )
+                .expect("reset");
+        },
+    );
     (ours, t_opt, t_naive, t_hand)
 }

@@ -48,8 +48,15 @@ pub fn run_hand(conn: &Connection, sql: &str, current: &str) -> Vec<String> {
 
 /// Median wall time in ms of `f` (one warm-up; at least 5 samples, at most
 /// 60, about 0.5 s of samples).
-pub fn median_ms(mut f: impl FnMut()) -> f64 {
+pub fn median_ms(f: impl FnMut()) -> f64 {
+    median_ms_reset(f, || {})
+}
+
+/// [`median_ms`] of `f` alone, running `reset` untimed after each run (a
+/// write and its undo: only the write is timed).
+pub fn median_ms_reset(mut f: impl FnMut(), mut reset: impl FnMut()) -> f64 {
     f();
+    reset();
     let mut samples = Vec::new();
     let start = Instant::now();
     while samples.len() < 5 || (samples.len() < 60 && start.elapsed() < Duration::from_millis(500))
@@ -57,6 +64,7 @@ pub fn median_ms(mut f: impl FnMut()) -> f64 {
         let t = Instant::now();
         f();
         samples.push(t.elapsed().as_secs_f64() * 1e3);
+        reset();
     }
     samples.sort_by(|a, b| a.total_cmp(b));
     samples[samples.len() / 2]
