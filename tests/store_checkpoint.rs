@@ -8,29 +8,40 @@ use std::time::{Duration, Instant};
 
 use cairn::store::{NewEvent, Store};
 
-#[test]
-fn checkpoints_run_in_the_background_and_the_wal_is_gone_after_the_store() {
-    let dir = tempfile::tempdir().unwrap();
+/// A store at `dir/.cairn/cairn.db` holding one task `slug`; its path.
+fn store_with_task(dir: &tempfile::TempDir, slug: &str) -> (Store, std::path::PathBuf) {
     let db = dir.path().join(".cairn").join("cairn.db");
     let store = Store::open(&db).unwrap();
-    let slug = "2026-12-01-checkpoint-target";
     store
         .write(&[NewEvent::task_create("s", 1_790_000_000, slug, None, None)])
         .unwrap();
+    (store, db)
+}
+
+/// Writes observation number `n` (`text` after it) on `slug`.
+fn observe(store: &Store, slug: &str, n: i64, text: &str) {
+    store
+        .write(&[NewEvent::observation(
+            "s",
+            1_790_000_000 + n,
+            slug,
+            &format!("{n} {text}"),
+        )])
+        .unwrap();
+}
+
+#[test]
+fn checkpoints_run_in_the_background_and_the_wal_is_gone_after_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let slug = "2026-12-01-checkpoint-target";
+    let (store, db) = store_with_task(&dir, slug);
     assert_eq!(store.background_checkpoints(), 0);
     let text = "a longer observation about the write path ".repeat(40);
     let mut n = 0i64;
     let deadline = Instant::now() + Duration::from_secs(60);
     while store.background_checkpoints() == 0 && Instant::now() < deadline {
         n += 1;
-        store
-            .write(&[NewEvent::observation(
-                "s",
-                1_790_000_000 + n,
-                slug,
-                &format!("{n} {text}"),
-            )])
-            .unwrap();
+        observe(&store, slug, n, &text);
         if n > 3000 {
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -55,23 +66,12 @@ fn checkpoints_run_in_the_background_and_the_wal_is_gone_after_the_store() {
 #[test]
 fn a_burst_of_writes_keeps_the_wal_bounded() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join(".cairn").join("cairn.db");
-    let store = Store::open(&db).unwrap();
     let slug = "2026-12-02-burst-target";
-    store
-        .write(&[NewEvent::task_create("s", 1_790_000_000, slug, None, None)])
-        .unwrap();
+    let (store, db) = store_with_task(&dir, slug);
     let text = "an observation in a burst of writes ".repeat(8);
     let writes = 3000i64;
     for n in 1..=writes {
-        store
-            .write(&[NewEvent::observation(
-                "s",
-                1_790_000_000 + n,
-                slug,
-                &format!("{n} {text}"),
-            )])
-            .unwrap();
+        observe(&store, slug, n, &text);
     }
     let wal = dir.path().join(".cairn").join("cairn.db-wal");
     let pages = std::fs::metadata(&wal).unwrap().len() / 4096;

@@ -178,10 +178,7 @@ fn search_source_and_task_search_agree_on_the_set() {
         // Not vacuous, exactly: a plain word of each task's name finds
         // that task, through `(search …)` and on PostgreSQL too.
         for (t, name) in notes.iter().take(10).enumerate() {
-            let Some(&w) = name
-                .iter()
-                .find(|&&i| PLAIN.contains(&(i % WORDS.len())))
-            else {
+            let Some(&w) = name.iter().find(|&&i| PLAIN.contains(&(i % WORDS.len()))) else {
                 continue;
             };
             let word = WORDS[w % WORDS.len()];
