@@ -45,6 +45,11 @@ fn seed(store: &PgStore) {
 }
 
 /// Sets `key` to `value` on `slug` through `store`.
+/// The session setting `name` (`SHOW name`) on `c`.
+fn show(c: &mut postgres::Client, name: &str) -> String {
+    c.query_one(&format!("SHOW {name}"), &[]).unwrap().get(0)
+}
+
 fn meta(store: &PgStore, ts: i64, slug: &str, key: &str, value: &str) {
     store
         .write(&[NewEvent::set_metadata("s", ts, slug, key, value)])
@@ -123,18 +128,11 @@ fn a_read_leaves_the_connection_writable_for_the_next_write() {
     seed(&one);
     assert_eq!(run(&one, "(-> (all) (:count))", Surface::Read), "2");
     assert_eq!(run(&one, "(-> (all) (:count))", Surface::Read), "2");
-    let ro: String = one
-        .client()
-        .query_one("SHOW default_transaction_read_only", &[])
-        .unwrap()
-        .get(0);
-    assert_eq!(ro, "off");
-    let mode: String = one
-        .client()
-        .query_one("SHOW plan_cache_mode", &[])
-        .unwrap()
-        .get(0);
-    assert_eq!(mode, "auto");
+    assert_eq!(
+        show(&mut one.client(), "default_transaction_read_only"),
+        "off"
+    );
+    assert_eq!(show(&mut one.client(), "plan_cache_mode"), "auto");
     one.write(&[NewEvent::task_create(
         "s",
         TS + 3,
@@ -147,10 +145,8 @@ fn a_read_leaves_the_connection_writable_for_the_next_write() {
     // And the read itself runs read-only: a statement that writes is
     // refused on the read connection.
     let mut c = one.read_client(std::time::Duration::from_secs(5)).unwrap();
-    let mode: String = c.query_one("SHOW plan_cache_mode", &[]).unwrap().get(0);
-    assert_eq!(mode, "force_generic_plan");
-    let limit: String = c.query_one("SHOW statement_timeout", &[]).unwrap().get(0);
-    assert_eq!(limit, "5s");
+    assert_eq!(show(&mut c, "plan_cache_mode"), "force_generic_plan");
+    assert_eq!(show(&mut c, "statement_timeout"), "5s");
     let e = c.batch_execute("CREATE TABLE tq_nope(x int)").unwrap_err();
     let e = e.as_db_error().unwrap().message().to_string();
     assert!(e.contains("read-only transaction"), "{e}");

@@ -59,7 +59,7 @@ fn checkpoints_run_in_the_background_and_the_wal_is_gone_after_the_store() {
 }
 
 /// A steady stream of writes keeps the WAL bounded: the writer finishes
-/// what the background round left (or checkpoints past the backstop), so
+/// what the background round left, so
 /// the next write starts the WAL over. Before, a PASSIVE round always ended
 /// behind the latest commit, the WAL never started over (3,000 writes here
 /// left ~50,000 pages) and every commit woke the thread.
@@ -75,7 +75,7 @@ fn a_burst_of_writes_keeps_the_wal_bounded() {
     }
     let wal = dir.path().join(".cairn").join("cairn.db-wal");
     let pages = std::fs::metadata(&wal).unwrap().len() / 4096;
-    let bound = u64::try_from(cairn::store::checkpoint::BACKSTOP_PAGES).unwrap() * 3 / 2;
+    let bound = u64::try_from(cairn::store::checkpoint::CHECKPOINT_PAGES).unwrap() * 6;
     assert!(
         pages <= bound,
         "the WAL holds {pages} pages after {writes} writes (bound {bound})"

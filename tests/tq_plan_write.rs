@@ -181,6 +181,14 @@ fn the_time_limit_interrupts_reads_and_writes_and_changes_nothing() {
         f.engine.limit_error().render_plain(),
         "Query error: the query ran past its 10 s limit."
     );
+    // The interrupts stopped with their writes: the connection's next
+    // write runs whole (one event).
+    let first = f.r("(-> (all) (:take 1) (:ids))");
+    assert_eq!(
+        f.w(r#"(-> (all) (:take 1) (:set! :k "after") (:ids))"#),
+        first
+    );
+    assert_eq!(f.events(), n + 1);
 }
 
 #[test]

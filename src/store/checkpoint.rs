@@ -19,10 +19,13 @@
 //! `fsync`s per 4 writes). So the hook finishes the job itself when the
 //! thread is idle and at most [`FINISH_PAGES`] frames remain uncopied (a
 //! PASSIVE checkpoint on the writer's own connection, after its commit:
-//! those few frames and the syncs), or, as a backstop when the thread
-//! cannot keep up, once the WAL passes [`BACKSTOP_PAGES`]; the next write
-//! then starts the WAL over. Errors of that inline checkpoint are ignored
-//! (the commit has happened; a later commit tries again).
+//! those few frames and the syncs); the next write then starts the WAL
+//! over. Errors of that inline checkpoint are ignored (the commit has
+//! happened; a later commit tries again). There is no inline backstop
+//! for a WAL the thread cannot catch up with: with 8 connections writing
+//! at once the WAL rarely starts over (some connection is always reading
+//! it), and one at 4,000 pages made every commit checkpoint inline (8
+//! writers at 100k tasks: p99 68 → 831 ms, measured).
 //!
 //! Durability is unchanged: with `synchronous=NORMAL` a commit is durable
 //! against a crash of the process when its frames are in the WAL, and
@@ -45,10 +48,6 @@ pub const CHECKPOINT_PAGES: i32 = 1000;
 /// Uncopied WAL frames the committing writer copies itself (with the
 /// syncs) so that the next write starts the WAL over (module doc).
 pub const FINISH_PAGES: i32 = 128;
-
-/// WAL pages past which the writer checkpoints inline whatever the thread
-/// is doing (it cannot keep up with the writes; SQLite's own behaviour).
-pub const BACKSTOP_PAGES: i32 = 4 * CHECKPOINT_PAGES;
 
 #[derive(Debug, Default)]
 struct State {
@@ -99,7 +98,7 @@ impl Checkpointer {
             };
             let idle = !hook.running.load(Ordering::Acquire);
             let finish = idle && behind <= i64::from(FINISH_PAGES);
-            if finish || pages >= BACKSTOP_PAGES || (idle && !hook.request(&path)) {
+            if finish || (idle && !hook.request(&path)) {
                 // Inline (module doc); its errors leave the commit standing.
                 if let Ok((_, copied)) = wal.checkpoint_v2(rusqlite::wal::CheckpointMode::PASSIVE) {
                     hook.backfilled.store(i64::from(copied), Ordering::Relaxed);

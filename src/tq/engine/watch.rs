@@ -18,7 +18,8 @@ use std::time::Instant;
 use super::Cancel;
 use crate::store::pg::PgStore;
 
-/// How a statement in flight is stopped (run once, outside the lock).
+/// How a statement in flight is stopped (run once; under the registry
+/// lock or outside it, see [`Watched::in_lock`]).
 type Stop = Arc<dyn Fn() + Send + Sync>;
 
 /// One statement in flight: whose flag, until when, how to stop it.
@@ -64,8 +65,9 @@ fn shared() -> &'static Shared {
 }
 
 /// The watcher thread: waits while nothing is registered, else every tick
-/// stops (outside the lock) each statement whose flag was newly raised or
-/// whose deadline passed.
+/// stops each statement whose flag was newly raised or whose deadline
+/// passed (a SQLite interrupt under the lock, a PostgreSQL cancel request
+/// outside it).
 fn watch_loop() {
     let s = shared();
     loop {

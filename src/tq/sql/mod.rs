@@ -260,6 +260,11 @@ impl Lower {
         name
     }
 
+    /// Stage `s` holds at most a `LIMIT`'s rows (`Lower::bounded`).
+    fn is_bounded(&self, s: &str) -> bool {
+        self.bounded.iter().any(|b| b == s)
+    }
+
     /// The row aliases and join for stage `s` aliased `x`.
     fn row_join(&self, s: &str) -> (Row, String) {
         if self.reflect {
@@ -273,7 +278,7 @@ impl Lower {
                 ),
             )
         } else {
-            let join = if self.bounded.iter().any(|b| b == s) {
+            let join = if self.is_bounded(s) {
                 self.d.bounded_join()
             } else {
                 "JOIN"
@@ -355,7 +360,7 @@ impl Lower {
             .unwrap_or_else(|| "x.id".to_string());
         let rn = self.d.row_number(&ob);
         let ranked = self.cte(format!("SELECT x.id, {rn} {join}"));
-        if self.bounded.iter().any(|b| b == s) {
+        if self.is_bounded(s) {
             self.bounded.push(ranked.clone());
         }
         ranked
