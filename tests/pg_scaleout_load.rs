@@ -118,10 +118,8 @@ async fn run_agent(
         };
         let t0 = Instant::now();
         let mut answer = try_call(&c, tool, &args).await;
-        let mut resent = false;
         if answer.is_err() && resend {
             t.resent += 1;
-            resent = true;
             answer = try_call(&c, tool, &args).await;
         }
         let (text, failed) = match answer {
@@ -145,9 +143,12 @@ async fn run_agent(
                     .and_then(|r| r.strip_suffix('.'))
                     .unwrap_or_default()
                     .to_string();
-                if resent {
-                    // The first send may have committed before its server
-                    // died (its answer lost): the resend then creates a
+                if resend {
+                    // With a server killed mid-load, a send may have
+                    // committed before its server died (its answer lost):
+                    // the resend, ours or the proxy's own (it retries a
+                    // request whose connection was reset on the next
+                    // backend, `tests/interop/proxy.py`), then creates a
                     // second task, `SLUG-N`.
                     let twin = got
                         .strip_prefix(&format!("{slug}-"))
