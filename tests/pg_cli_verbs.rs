@@ -130,17 +130,77 @@ fn a_persons_day_is_the_same_on_both_engines() {
         std::fs::create_dir(d.path().join(".git")).unwrap();
     }
     let mut nonempty = 0;
+    let mut untils = 0;
     for args in DAY {
-        let a = run(here.path(), None, args);
-        let b = run(there.path(), Some(&url), args);
+        let (a, until_a) = without_claim_clock(run(here.path(), None, args));
+        let (b, until_b) = without_claim_clock(run(there.path(), Some(&url), args));
         assert_eq!(a, b, "cairn {}", args.join(" "));
+        // Each store judges claims by its own system clock (docs/store.md
+        // "Claims: one clock decides"), so a claim's end is the moment of
+        // the command plus the lease: the two runs are a few ms apart.
+        assert_eq!(until_a.len(), until_b.len(), "cairn {}", args.join(" "));
+        for (x, y) in until_a.iter().zip(&until_b) {
+            assert!(
+                (x - y).abs() <= 5,
+                "cairn {}: until {x} vs {y}",
+                args.join(" ")
+            );
+        }
+        untils += until_a.len();
         nonempty += usize::from(!a.0.is_empty());
     }
+    // `show --json` carries the claim's end (claim --json is not in the day).
+    assert_eq!(untils, 1);
     assert!(nonempty >= 20, "{nonempty}");
     // The PostgreSQL run wrote there, not to a SQLite file.
     assert!(!there.path().join(".cairn/cairn.db").exists());
     let (out, _, code) = run(there.path(), Some(&url), &["verify"]);
     assert_eq!(code, Some(0), "{out}");
+}
+
+/// `out` with each claim end read off the system clock masked: the JSON
+/// `"until": SECONDS` becomes `"until": 0` (the seconds returned, in order)
+/// and the text's `until YYYY-MM-DD HH:MM UTC` becomes `until <minute> UTC`.
+fn without_claim_clock(
+    out: (String, String, Option<i32>),
+) -> ((String, String, Option<i32>), Vec<i64>) {
+    let mut seconds = Vec::new();
+    let mut mask = |text: &str| {
+        let mut rest = text;
+        let mut done = String::new();
+        while let Some(at) = rest.find("until") {
+            let (head, tail) = rest.split_at(at + "until".len());
+            done.push_str(head);
+            rest = tail;
+            if let Some(num) = rest.strip_prefix("\": ") {
+                let digits: String = num.chars().take_while(char::is_ascii_digit).collect();
+                if !digits.is_empty() {
+                    seconds.push(digits.parse::<i64>().unwrap());
+                    done.push_str("\": 0");
+                    rest = &num[digits.len()..];
+                }
+            } else if let Some(stamp) = rest.strip_prefix(' ') {
+                let b = stamp.as_bytes();
+                let minute = b.len() >= 20
+                    && b[..16].iter().enumerate().all(|(i, c)| match i {
+                        4 | 7 => *c == b'-',
+                        10 => *c == b' ',
+                        13 => *c == b':',
+                        _ => c.is_ascii_digit(),
+                    })
+                    && &stamp[16..20] == " UTC";
+                if minute {
+                    done.push_str(" <minute> UTC");
+                    rest = &stamp[20..];
+                }
+            }
+        }
+        done.push_str(rest);
+        done
+    };
+    let stdout = mask(&out.0);
+    let stderr = mask(&out.1);
+    ((stdout, stderr, out.2), seconds)
 }
 
 /// `cairn repl` piped: the same forms give the same output on both engines
