@@ -15,7 +15,9 @@
 //! `target/bench-report-LABEL.md`), `CAIRN_BENCH_ENGINE=pg` (the PostgreSQL
 //! comparison of `compare/pg.rs` instead: a throwaway cluster, push, every
 //! case against hand PostgreSQL SQL, claim-one, observe with 8 writers;
-//! report in `target/bench-report-pg-LABEL.md`).
+//! report in `target/bench-report-pg-LABEL.md`). `-- serve-memory` measures
+//! only the peak RSS of `cairn serve` under the heavy MCP mix per size
+//! (`compare/memory.rs`), also part of the full run.
 
 #[path = "compare/cases.rs"]
 mod cases;
@@ -97,6 +99,21 @@ fn main() {
         let report = target_dir().join(format!("bench-report-search-{label}.md"));
         let _ = std::fs::write(&report, &md);
         eprintln!("report written to {}", report.display());
+        return;
+    }
+    // `cargo bench --bench compare -- serve-memory`: the peak RSS of
+    // `cairn serve` under the heavy mix alone.
+    if std::env::args().skip(1).any(|a| a == "serve-memory") {
+        for &n in &sizes {
+            let g = realistic::cached(&target_dir(), n);
+            let (before, after, largest) = serve_memory(&g.path, &g.current);
+            println!(
+                "cairn serve at {n}: peak RSS {:.1} MiB after initialize, {:.1} MiB after the heavy mix; largest response {:.1} KiB",
+                before as f64 / 1024.0,
+                after as f64 / 1024.0,
+                largest as f64 / 1024.0
+            );
+        }
         return;
     }
     let engine = Engine::new();
@@ -281,6 +298,19 @@ fn main() {
             before as f64 / 1024.0,
             after as f64 / 1024.0,
             after.saturating_sub(before) as f64 / 1024.0
+        ));
+        let (before, after, largest) = serve_memory(&g.path, &g.current);
+        eprintln!(
+            "{n:>6} cairn serve peak RSS: {} MB after initialize, {} MB after the heavy mix (largest response {} KB)",
+            before / 1024,
+            after / 1024,
+            largest / 1024
+        );
+        extra.push(format!(
+            "cairn serve at {n}: peak RSS {:.1} MiB after initialize, {:.1} MiB after three rounds of the heavy mix (knowledge, (all), projections and groups of all, ready, plan-frontier, search, a full timeline); largest response {:.1} KiB",
+            before as f64 / 1024.0,
+            after as f64 / 1024.0,
+            largest as f64 / 1024.0
         ));
         timings.insert(n, rows);
     }
