@@ -202,3 +202,97 @@ fn no_builtin_view_is_prepared_again_on_a_repeat_run() {
         );
     }
 }
+
+/// How many times the store's warm reader checked its catalog (each a read
+/// transaction of its own).
+fn checks(store: &Store) -> u64 {
+    store.warm_reader().unwrap().catalog_checks()
+}
+
+fn run_with(engine: &Engine, store: &Store, q: &str, surface: Surface) -> String {
+    match engine.run(store, &Session::new(), q, surface) {
+        Ok(t) => t,
+        Err(d) => d.render_plain(),
+    }
+}
+
+/// The quick read (docs/planner.md "The compile cache"): a cached query
+/// whose last run was short runs BEFORE its catalog check, which is then the
+/// snapshot the statement read. Nobody committed: no check at all. Another
+/// connection redefined the view or added a task: the quick answer is
+/// thrown away and the query runs again on the fresh catalog.
+#[test]
+fn a_quick_read_checks_the_catalog_by_the_snapshot_it_read() {
+    let mut f = Fx::new();
+    f.create("a");
+    f.create("b");
+    let quick = Engine::new()
+        .with_clock(Clock::Fixed(T0))
+        .with_quick_reads(std::time::Duration::MAX);
+    let q = "(-> (query \"pick\") (:ids))";
+    assert_eq!(
+        run_with(
+            &quick,
+            &f.store,
+            "(define! \"pick\" (node \"01-a\"))",
+            Surface::Write
+        ),
+        format!("1 task:\n- {} (active)", s("a"))
+    );
+    let one_a = format!("1 task:\n- {}", s("a"));
+    assert_eq!(run_with(&quick, &f.store, q, Surface::Read), one_a);
+    let (c0, h0) = (checks(&f.store), hits(&f.store));
+    for _ in 0..3 {
+        assert_eq!(run_with(&quick, &f.store, q, Surface::Read), one_a);
+    }
+    assert_eq!(checks(&f.store), c0, "quick reads check no catalog");
+    assert_eq!(hits(&f.store), h0 + 3);
+    // Another connection to the same file (another process) redefines it.
+    let other = Store::open(f.store.path()).unwrap();
+    assert_eq!(
+        run_with(
+            &quick,
+            &other,
+            "(define! \"pick\" (node \"01-b\"))",
+            Surface::Write
+        ),
+        format!("1 task:\n- {} (active)", s("b"))
+    );
+    assert_eq!(
+        run_with(&quick, &f.store, q, Surface::Read),
+        format!("1 task:\n- {}", s("b")),
+        "the new body, not the cached statement"
+    );
+    assert_eq!(checks(&f.store), c0 + 1, "one check after the commit");
+    assert_eq!(hits(&f.store), h0 + 3, "the catalog changed: a miss");
+    // A row changes, the catalog does not: the quick answer read a newer
+    // snapshot than its catalog, so it is checked and the statement runs
+    // again (a hit) on the rows of the moment.
+    let all = "(-> (all) (:count))";
+    assert_eq!(run_with(&quick, &f.store, all, Surface::Read), "2");
+    assert_eq!(run_with(&quick, &f.store, all, Surface::Read), "2");
+    let (c1, h1) = (checks(&f.store), hits(&f.store));
+    f.create("c");
+    assert_eq!(run_with(&quick, &f.store, all, Surface::Read), "3");
+    assert_eq!(checks(&f.store), c1 + 1);
+    assert_eq!(hits(&f.store), h1 + 1);
+    assert_eq!(run_with(&quick, &f.store, all, Surface::Read), "3");
+    assert_eq!(checks(&f.store), c1 + 1, "quick again once nothing moved");
+}
+
+/// With quick reads off, every read checks its catalog first.
+#[test]
+fn without_quick_reads_every_read_checks_the_catalog() {
+    let mut f = Fx::new();
+    f.create("a");
+    let slow = Engine::new()
+        .with_clock(Clock::Fixed(T0))
+        .with_quick_reads(std::time::Duration::ZERO);
+    let q = "(-> (all) (:count))";
+    assert_eq!(run_with(&slow, &f.store, q, Surface::Read), "1");
+    let c0 = checks(&f.store);
+    for _ in 0..3 {
+        assert_eq!(run_with(&slow, &f.store, q, Surface::Read), "1");
+    }
+    assert_eq!(checks(&f.store), c0 + 3);
+}

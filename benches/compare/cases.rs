@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use cairn::tq::registry;
 
+use crate::measure::GROUPED;
+
 /// `(active)` on a `tasks t` row.
 pub const ACTIVE: &str =
     "t.status IN ('open', 'active', 'blocked') AND substr(t.slug, 1, 1) <> '@'";
@@ -192,6 +194,11 @@ pub fn cases() -> Vec<Case> {
         "(-> (all) (:where (>= (count (:back :depends-on)) 4)) (:count))",
         "SELECT count(*) FROM (SELECT e.dst_id FROM edges e WHERE e.type = 'depends-on' GROUP BY e.dst_id HAVING count(DISTINCT e.src_id) >= 4) g
            JOIN tasks t ON t.id = g.dst_id WHERE substr(t.slug, 1, 1) <> '@'".to_string(),
+    ));
+    v.push(case(
+        "(:group-by :status) over all",
+        "(-> (all) (:group-by :status))",
+        format!("{GROUPED}SELECT t.status, {COLS} FROM tasks t WHERE substr(t.slug, 1, 1) <> '@' ORDER BY t.slug"),
     ));
     v.push(case(
         "(-> (current) (:ids))",

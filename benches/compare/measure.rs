@@ -15,12 +15,26 @@ pub fn answer_of(out: &Output) -> Vec<String> {
         Output::Tasks { tasks, .. } => tasks.iter().map(|t| t.slug.clone()).collect(),
         Output::Ids { ids } => ids.clone(),
         Output::Count { count } => vec![count.to_string()],
+        // `KEY:SLUG` per task, groups largest first (ties by key).
+        Output::Groups { groups, .. } => groups
+            .iter()
+            .flat_map(|g| g.tasks.iter().map(move |t| format!("{}:{}", g.key, t.slug)))
+            .collect(),
         other => panic!("unexpected output shape {other:?}"),
     }
 }
 
-/// Runs hand SQL reading every column of every row; returns column 0 as text.
+/// Marks hand SQL whose rows are `(key, slug, ...)` in slug order: the
+/// client groups them as `(:group-by)` does (a hash of keys, groups largest
+/// first, ties by key) and answers `KEY:SLUG` per task, as [`answer_of`].
+pub const GROUPED: &str = "/* grouped */ ";
+
+/// Runs hand SQL reading every column of every row; returns column 0 as
+/// text (or, for [`GROUPED`] SQL, the grouped `KEY:SLUG` answer).
 pub fn run_hand(conn: &Connection, sql: &str, current: &str) -> Vec<String> {
+    if sql.starts_with(GROUPED) {
+        return run_hand_grouped(conn, sql);
+    }
     let mut stmt = conn.prepare_cached(sql).expect("prepare hand SQL");
     let uses_param = stmt.parameter_count() > 0;
     let n = stmt.column_count();
@@ -89,4 +103,41 @@ pub fn fmt_ms(ms: f64) -> String {
     } else {
         format!("{ms:.3}")
     }
+}
+
+/// [`GROUPED`] hand SQL: every column of every row read, the tasks grouped
+/// by column 0 in the client.
+fn run_hand_grouped(conn: &Connection, sql: &str) -> Vec<String> {
+    let mut stmt = conn.prepare_cached(sql).expect("prepare hand SQL");
+    let n = stmt.column_count();
+    let mut rows = stmt.query([]).expect("query hand SQL");
+    let mut groups: Vec<(String, Vec<Vec<Value>>)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    while let Some(r) = rows.next().expect("row") {
+        let key = match r.get::<_, Value>(0).expect("key") {
+            Value::Text(s) => s,
+            Value::Null => "none".to_string(),
+            other => format!("{other:?}"),
+        };
+        let cells: Vec<Value> = (1..n)
+            .map(|i| r.get::<_, Value>(i).expect("cell"))
+            .collect();
+        match index.get(&key) {
+            Some(&g) => groups[g].1.push(cells),
+            None => {
+                index.insert(key.clone(), groups.len());
+                groups.push((key, vec![cells]));
+            }
+        }
+    }
+    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    groups
+        .iter()
+        .flat_map(|(k, tasks)| {
+            tasks.iter().map(move |cells| match &cells[0] {
+                Value::Text(s) => format!("{k}:{s}"),
+                other => format!("{k}:{other:?}"),
+            })
+        })
+        .collect()
 }

@@ -67,10 +67,16 @@ fn serve_mix(current: &str) -> Vec<(&'static str, serde_json::Value)> {
             "task_query",
             json!({ "query": "(-> (all) (:select :slug :name :status :description))" }),
         ),
-        ("task_query", json!({ "query": "(-> (all) (:group-by :status))" })),
+        (
+            "task_query",
+            json!({ "query": "(-> (all) (:group-by :status))" }),
+        ),
         ("task_query", json!({ "query": "(-> (all) (:ids))" })),
         ("task_query", json!({ "query": "(query \"ready\")" })),
-        ("task_query", json!({ "query": "(query \"plan-frontier\")" })),
+        (
+            "task_query",
+            json!({ "query": "(query \"plan-frontier\")" }),
+        ),
         ("task_search", json!({ "query": "parser", "limit": 50 })),
         ("task_get", json!({ "task_id": current })),
         (

@@ -25,7 +25,7 @@ use postgres::types::Type;
 
 use super::cases::{CLOSURE_CTE, Case, cases};
 use super::claims::CLAIM_ONE;
-use super::measure::{answer_of, fmt_ms, median_ms};
+use super::measure::{GROUPED, answer_of, fmt_ms, median_ms};
 use super::realistic;
 
 #[path = "../../tests/common/pg.rs"]
@@ -99,6 +99,9 @@ impl Hand {
             self.client.query(st, &[&current])
         }
         .unwrap_or_else(|e| panic!("hand SQL: {e:?}\n{sql}"));
+        if sql.starts_with(GROUPED) {
+            return grouped(&rows);
+        }
         let mut out = Vec::with_capacity(rows.len());
         for r in &rows {
             let mut first = String::new();
@@ -117,6 +120,39 @@ impl Hand {
         }
         out
     }
+}
+
+/// [`GROUPED`] rows `(key, slug, ...)` grouped in the client as
+/// `(:group-by)` does (every cell read): `KEY:SLUG` per task, groups
+/// largest first, ties by key.
+fn grouped(rows: &[postgres::Row]) -> Vec<String> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    let mut index: HashMap<String, usize> = HashMap::new();
+    for r in rows {
+        let key = r
+            .get::<_, Option<String>>(0)
+            .unwrap_or_else(|| "none".to_string());
+        let slug: String = r.get(1);
+        for (i, col) in r.columns().iter().enumerate().skip(2) {
+            if *col.type_() == Type::INT8 {
+                black_box(r.get::<_, Option<i64>>(i));
+            } else {
+                black_box(r.get::<_, Option<String>>(i));
+            }
+        }
+        match index.get(&key) {
+            Some(&g) => groups[g].1.push(slug),
+            None => {
+                index.insert(key.clone(), groups.len());
+                groups.push((key, vec![slug]));
+            }
+        }
+    }
+    groups.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+    groups
+        .iter()
+        .flat_map(|(k, slugs)| slugs.iter().map(move |s| format!("{k}:{s}")))
+        .collect()
 }
 
 /// Single-event observation writes by [`WRITERS`] threads at once, each

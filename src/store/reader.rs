@@ -68,8 +68,14 @@ pub fn read_catalog(conn: &Connection) -> rusqlite::Result<CatalogData> {
 #[derive(Debug)]
 pub struct WarmReader {
     conn: Connection,
-    catalog: Option<(i64, Arc<CatalogData>)>,
+    /// The catalog with the [`WarmReader::snapshot_version`] it was read at.
+    catalog: Option<(u32, Arc<CatalogData>)>,
+    /// What the connection's progress handler stops statements on
+    /// ([`WarmReader::arm`]); the handler is installed on the first arm.
+    gate: Arc<std::sync::Mutex<Option<Armed>>>,
+    gate_installed: bool,
     catalog_loads: u64,
+    catalog_checks: u64,
     initialised: bool,
     /// State a higher room keeps with this connection (the TQ compile
     /// cache), typed by the room that owns it; see [`WarmReader::slot`].
@@ -85,7 +91,10 @@ impl WarmReader {
         Ok(WarmReader {
             conn,
             catalog: None,
+            gate: Arc::default(),
+            gate_installed: false,
             catalog_loads: 0,
+            catalog_checks: 0,
             initialised: false,
             slot: None,
         })
@@ -115,21 +124,27 @@ impl WarmReader {
         Ok(())
     }
 
-    /// The catalog, read again only when `PRAGMA data_version` changed since
-    /// the cached copy (some other connection committed). The version is read
-    /// BEFORE the catalog, so a commit racing the read can only cause one
-    /// extra reload, never a stale cache. Errors: [`StoreError::Sqlite`].
+    /// The catalog, read again only when another connection committed since
+    /// the cached copy was read: a `PRAGMA data_version` begins a read
+    /// transaction, and the snapshot it read is compared by
+    /// [`WarmReader::snapshot_version`] with the snapshot of the cached
+    /// copy. A reload records the version of its own snapshot, so the
+    /// cached catalog is exactly the one of that version (what
+    /// [`WarmReader::cached_catalog`]'s callers rely on). Errors:
+    /// [`StoreError::Sqlite`].
     pub fn catalog(&mut self) -> Result<Arc<CatalogData>, StoreError> {
-        let version: i64 = self
-            .conn
+        self.catalog_checks += 1;
+        self.conn
             .prepare_cached("PRAGMA data_version")?
-            .query_row([], |r| r.get(0))?;
+            .query_row([], |_| Ok(()))?;
+        let version = self.snapshot_version()?;
         if let Some((v, c)) = &self.catalog
             && *v == version
         {
             return Ok(Arc::clone(c));
         }
         let fresh = read_catalog(&self.conn)?;
+        let version = self.snapshot_version()?;
         self.catalog_loads += 1;
         // The same content keeps the same `Arc`, so whoever keyed state on
         // the catalog's identity (the compile cache) keeps it across
@@ -140,6 +155,84 @@ impl WarmReader {
         };
         self.catalog = Some((version, Arc::clone(&c)));
         Ok(c)
+    }
+
+    /// Bounds the statements run until [`WarmReader::disarm`]: SQLite's
+    /// progress handler (every 1,000 virtual machine steps) interrupts a
+    /// statement once `deadline` has passed or `cancel` is raised (the TQ
+    /// engine's time limit and cancellation, spec/tq.md §6). The handler is
+    /// installed once per connection and does nothing while disarmed, so a
+    /// run pays a lock, not a handler registration (issue 23, the fixed
+    /// cost). Errors: [`StoreError::Sqlite`] if the handler cannot be
+    /// installed.
+    pub fn arm(
+        &mut self,
+        deadline: std::time::Instant,
+        cancel: Arc<std::sync::atomic::AtomicBool>,
+    ) -> Result<(), StoreError> {
+        if !self.gate_installed {
+            let gate = Arc::clone(&self.gate);
+            self.conn.progress_handler(
+                1000,
+                Some(move || match gate.lock() {
+                    Ok(g) => g.as_ref().is_some_and(|a| {
+                        a.cancel.load(std::sync::atomic::Ordering::SeqCst)
+                            || std::time::Instant::now() >= a.deadline
+                    }),
+                    Err(_) => false,
+                }),
+            )?;
+            self.gate_installed = true;
+        }
+        if let Ok(mut g) = self.gate.lock() {
+            *g = Some(Armed { deadline, cancel });
+        }
+        Ok(())
+    }
+
+    /// Lifts [`WarmReader::arm`]'s bound: later statements run unbounded.
+    pub fn disarm(&mut self) {
+        if let Ok(mut g) = self.gate.lock() {
+            *g = None;
+        }
+    }
+
+    /// The cached catalog and the version of the snapshot it was read in
+    /// (as [`WarmReader::snapshot_version`] counts), without reading
+    /// anything: `None` before the first [`WarmReader::catalog`]. A caller
+    /// that runs a statement on it and then finds
+    /// [`WarmReader::snapshot_version`] unchanged knows that statement read
+    /// the same snapshot, so the same catalog (docs/store.md "Warm reads").
+    pub fn cached_catalog(&self) -> Option<(u32, Arc<CatalogData>)> {
+        self.catalog.as_ref().map(|(v, c)| (*v, Arc::clone(c)))
+    }
+
+    /// The version of the snapshot the connection's last read transaction
+    /// read (SQLite's `SQLITE_FCNTL_DATA_VERSION`: the pager's counter,
+    /// which moves only when a transaction begins on a database another
+    /// connection changed, so it is stable between transactions). Two
+    /// transactions with the same version read the same committed state.
+    /// Errors: [`StoreError::Sqlite`] if SQLite refuses the file control.
+    pub fn snapshot_version(&self) -> Result<u32, StoreError> {
+        let mut v: std::ffi::c_uint = 0;
+        // SAFETY: the handle is this live connection's (owned by `self`,
+        // not closed while borrowed); the file control writes one unsigned
+        // int through the pointer, which points at `v` for the call.
+        let rc = unsafe {
+            rusqlite::ffi::sqlite3_file_control(
+                self.conn.handle(),
+                c"main".as_ptr(),
+                rusqlite::ffi::SQLITE_FCNTL_DATA_VERSION,
+                (&raw mut v).cast::<std::ffi::c_void>(),
+            )
+        };
+        if rc != rusqlite::ffi::SQLITE_OK {
+            return Err(StoreError::Sqlite(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rc),
+                Some("SQLITE_FCNTL_DATA_VERSION".to_string()),
+            )));
+        }
+        Ok(v)
     }
 
     /// The state of type `T` kept with this connection for its lifetime
@@ -159,6 +252,19 @@ impl WarmReader {
     pub fn catalog_loads(&self) -> u64 {
         self.catalog_loads
     }
+
+    /// How many times [`WarmReader::catalog`] was asked, each a read
+    /// transaction of its own (tests of the engine's quick reads).
+    pub fn catalog_checks(&self) -> u64 {
+        self.catalog_checks
+    }
+}
+
+/// An armed progress gate: the deadline and the cancellation flag.
+#[derive(Debug)]
+struct Armed {
+    deadline: std::time::Instant,
+    cancel: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The store's warm reader, borrowed; or, when it is already borrowed
@@ -250,6 +356,72 @@ mod tests {
             Some("(active)")
         );
         assert_eq!(r.catalog_loads(), 2);
+    }
+
+    #[test]
+    fn the_snapshot_version_moves_only_when_a_read_sees_another_commit() {
+        let (dir, st) = store();
+        st.write(&[NewEvent::task_create("s", 1, "a", None, None)])
+            .expect("write");
+        let mut r = st.warm_reader().expect("reader");
+        let count = |r: &WarmReader| -> i64 {
+            r.conn()
+                .query_row("SELECT count(*) FROM tasks", [], |x| x.get(0))
+                .expect("count")
+        };
+        assert_eq!(count(&r), 1);
+        let v1 = r.snapshot_version().expect("version");
+        assert_eq!(count(&r), 1);
+        assert_eq!(r.snapshot_version().expect("version"), v1);
+        let other = Store::open(&dir.path().join("cairn.db")).expect("open");
+        other
+            .write(&[NewEvent::task_create("s", 2, "b", None, None)])
+            .expect("write");
+        // Between transactions the version is the last snapshot's.
+        assert_eq!(r.snapshot_version().expect("version"), v1);
+        assert_eq!(count(&r), 2);
+        let v2 = r.snapshot_version().expect("version");
+        assert_ne!(v2, v1);
+        // The catalog records the snapshot it was read at.
+        r.catalog().expect("catalog");
+        assert_eq!(r.cached_catalog().map(|(v, _)| v), Some(v2));
+    }
+
+    #[test]
+    fn an_armed_gate_interrupts_and_a_disarmed_one_does_not() {
+        let (_d, st) = store();
+        let mut r = st.warm_reader().expect("reader");
+        let heavy = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 200000) SELECT count(*) FROM n";
+        let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let past = std::time::Instant::now();
+        r.arm(past, Arc::clone(&cancel)).expect("arm");
+        let err = r.conn().query_row(heavy, [], |x| x.get::<_, i64>(0));
+        assert!(
+            matches!(&err, Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::OperationInterrupted),
+            "{err:?}"
+        );
+        r.disarm();
+        let n: i64 = r.conn().query_row(heavy, [], |x| x.get(0)).expect("runs");
+        assert_eq!(n, 200_000);
+        // Armed with a far deadline, the cancellation flag stops it.
+        r.arm(
+            past + std::time::Duration::from_secs(3600),
+            Arc::clone(&cancel),
+        )
+        .expect("arm");
+        cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert!(
+            r.conn()
+                .query_row(heavy, [], |x| x.get::<_, i64>(0))
+                .is_err()
+        );
+        r.disarm();
+        assert_eq!(
+            r.conn()
+                .query_row(heavy, [], |x| x.get::<_, i64>(0))
+                .expect("runs"),
+            200_000
+        );
     }
 
     #[test]

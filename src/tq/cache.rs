@@ -106,15 +106,58 @@ pub struct Compiled {
     /// (`tq::exec_pg::named_keys`, `tq::exec_pg::gated`); empty on SQLite,
     /// whose reader compares the whole catalog before a hit.
     pub named_keys: Vec<String>,
+    /// How long the last run of the statement took ([`Compiled::ran`]).
+    pub last_run: LastRun,
+}
+
+/// The longest last run of a cached query that the SQLite read path runs
+/// before checking the catalog rather than after (the engine's quick read:
+/// when another connection committed in between, that run is thrown away
+/// and the query runs again, so only a short one is risked).
+pub const QUICK_RUN: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// The duration of a compiled statement's last run, in microseconds
+/// (`u64::MAX` before the first), shared by every holder of the entry.
+#[derive(Debug)]
+pub struct LastRun(std::sync::atomic::AtomicU64);
+
+impl Default for LastRun {
+    fn default() -> LastRun {
+        LastRun(std::sync::atomic::AtomicU64::new(u64::MAX))
+    }
+}
+
+impl Clone for LastRun {
+    fn clone(&self) -> LastRun {
+        LastRun(std::sync::atomic::AtomicU64::new(
+            self.0.load(std::sync::atomic::Ordering::Relaxed),
+        ))
+    }
 }
 
 impl Compiled {
-    /// The statement with its clock parameters bound to `now` (Unix
-    /// seconds); borrowed when it reads no clock.
-    pub fn statement_at(&self, now: i64) -> Cow<'_, Statement> {
+    /// Records that a run of the statement took `took`.
+    pub fn ran(&self, took: std::time::Duration) {
+        let micros = u64::try_from(took.as_micros()).unwrap_or(u64::MAX - 1);
+        self.last_run
+            .0
+            .store(micros, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// True when the statement has run and its last run took at most
+    /// `longest` (the engine's quick-read bound, default [`QUICK_RUN`]).
+    pub fn ran_within(&self, longest: std::time::Duration) -> bool {
+        let last = self.last_run.0.load(std::sync::atomic::Ordering::Relaxed);
+        last != u64::MAX && u128::from(last) <= longest.as_micros()
+    }
+
+    /// The statement with its clock parameters bound to `now()` (Unix
+    /// seconds); borrowed, and the clock not read, when it reads no clock.
+    pub fn statement_at(&self, now: impl FnOnce() -> i64) -> Cow<'_, Statement> {
         if self.now_slots.is_empty() {
             return Cow::Borrowed(&self.statement);
         }
+        let now = now();
         let mut st = self.statement.clone();
         for &i in &self.now_slots {
             if let Some(p) = st.params.get_mut(i) {
@@ -131,7 +174,9 @@ impl Compiled {
 pub struct CompileCache {
     /// The catalog the entries were compiled against.
     catalog: Option<Arc<CatalogData>>,
-    entries: HashMap<Key, Arc<Compiled>>,
+    /// foldhash: the default SipHash of a key was a tenth of a cached
+    /// read's own instructions (issue 23, callgrind).
+    entries: HashMap<Key, Arc<Compiled>, foldhash::fast::RandomState>,
     hits: u64,
 }
 
@@ -139,12 +184,24 @@ impl CompileCache {
     /// The entry for `key` compiled against `catalog` (the same `Arc` or
     /// the same content; another catalog drops every entry first).
     pub fn get(&mut self, catalog: &Arc<CatalogData>, key: &Key) -> Option<Arc<Compiled>> {
-        self.retarget(catalog);
-        let hit = self.entries.get(key).cloned();
+        let hit = self.find(catalog, key);
         if hit.is_some() {
             self.hits += 1;
         }
         hit
+    }
+
+    /// [`CompileCache::get`] without counting a hit: the SQLite quick read
+    /// (`Engine`'s catalog-after path) counts one with
+    /// [`CompileCache::count_hit`] only when it keeps the answer.
+    pub fn find(&mut self, catalog: &Arc<CatalogData>, key: &Key) -> Option<Arc<Compiled>> {
+        self.retarget(catalog);
+        self.entries.get(key).cloned()
+    }
+
+    /// Counts one hit ([`CompileCache::find`]).
+    pub fn count_hit(&mut self) {
+        self.hits += 1;
     }
 
     /// Keeps `compiled` under `key` for `catalog`.

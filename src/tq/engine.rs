@@ -70,6 +70,11 @@ impl Cancel {
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::SeqCst)
     }
+
+    /// The shared flag itself (the warm reader's progress gate reads it).
+    pub fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
 }
 
 /// The query engine. `time_limit` bounds each query's execution (default 10 s);
@@ -93,6 +98,10 @@ pub struct Engine {
     /// system clock; a fixed stamp under `CAIRN_NOW`; a fixed instant for
     /// both in tests (spec/tq.md §9).
     pub clock: crate::clock::Clock,
+    /// The longest last run of a cached SQLite read that runs before its
+    /// catalog check instead of after it (default [`cache::QUICK_RUN`];
+    /// [`Engine::with_quick_reads`]).
+    quick_run: Duration,
 }
 
 impl Default for Engine {
@@ -186,6 +195,20 @@ impl Engine {
             shaping_pause: Duration::ZERO,
             optimize: true,
             clock: crate::clock::Clock::System,
+            quick_run: cache::QUICK_RUN,
+        }
+    }
+
+    /// The same engine with SQLite's quick reads for cached queries whose
+    /// last run took at most `longest` (docs/planner.md "The compile
+    /// cache": the statement runs first and the catalog is checked after,
+    /// by the snapshot it read). `Duration::ZERO` turns them off;
+    /// `Duration::MAX` makes every cached read quick (the tests of both
+    /// paths).
+    pub fn with_quick_reads(self, longest: Duration) -> Engine {
+        Engine {
+            quick_run: longest,
+            ..self
         }
     }
 
@@ -350,8 +373,13 @@ impl Engine {
         compile: impl FnOnce(&[String]) -> Result<Query, Diagnostic>,
     ) -> Result<Output, Diagnostic> {
         let mut reader = store.warm_reader().map_err(execution_failure)?;
-        let catalog = reader.catalog().map_err(execution_failure)?;
         let key = cache::key_for(text, surface, session, opts);
+        if let Some(k) = &key
+            && let Some(out) = self.run_quick(&mut reader, k)
+        {
+            return out;
+        }
+        let catalog = reader.catalog().map_err(execution_failure)?;
         let hit = key.as_ref().and_then(|k| {
             reader
                 .slot::<cache::CompileCache>()
@@ -378,6 +406,7 @@ impl Engine {
                     statement,
                     now_slots,
                     named_keys: Vec::new(),
+                    last_run: cache::LastRun::default(),
                 });
                 if let (Some(k), Some(slot)) = (key, reader.slot::<cache::CompileCache>()) {
                     slot.put(&catalog, k, Arc::clone(&c));
@@ -388,8 +417,61 @@ impl Engine {
         reader
             .init_once(exec::register_functions)
             .map_err(execution_failure)?;
-        let st = compiled.statement_at(self.clock.claims_now());
-        self.run_statement_limited(reader.conn_mut(), &compiled.plan, &st)
+        self.run_compiled(&mut reader, &compiled)
+    }
+
+    /// The read of a quick cached query without the catalog check before it
+    /// (issue 23, the engine's fixed cost: that check is a read
+    /// transaction of its own). Runs `key`'s compiled statement when the
+    /// warm reader holds a catalog and the entry's last run took at most
+    /// the engine's quick-read bound ([`Engine::with_quick_reads`]; default
+    /// [`cache::QUICK_RUN`]), then keeps the answer only if the statement
+    /// read the snapshot the catalog was read at
+    /// ([`crate::store::WarmReader::snapshot_version`] unchanged: nobody
+    /// committed in between, so the catalog is the statement's). `None`
+    /// when the path does not apply or another connection committed (the
+    /// caller then checks the catalog and runs again: at most one quick
+    /// run is wasted per commit).
+    fn run_quick(
+        &self,
+        reader: &mut crate::store::WarmReader,
+        key: &cache::Key,
+    ) -> Option<Result<Output, Diagnostic>> {
+        let (version, catalog) = reader.cached_catalog()?;
+        let compiled = reader
+            .slot::<cache::CompileCache>()?
+            .find(&catalog, key)
+            .filter(|c| c.ran_within(self.quick_run))?;
+        let out = self.run_compiled(reader, &compiled);
+        match reader.snapshot_version() {
+            Ok(v) if v == version => {
+                if let Some(c) = reader.slot::<cache::CompileCache>() {
+                    c.count_hit();
+                }
+                Some(out)
+            }
+            _ => None,
+        }
+    }
+
+    /// Runs a compiled read on the warm reader under the time limit (its
+    /// SQL functions registered), recording how long the run took.
+    fn run_compiled(
+        &self,
+        reader: &mut crate::store::WarmReader,
+        compiled: &cache::Compiled,
+    ) -> Result<Output, Diagnostic> {
+        let started = Instant::now();
+        let st = compiled.statement_at(|| self.clock.claims_now());
+        let deadline = started + self.time_limit;
+        reader
+            .arm(deadline, self.cancel.flag())
+            .map_err(execution_failure)?;
+        let shaping = exec::Deadline::at(deadline).with_pause(self.shaping_pause);
+        let out = exec::fetch(reader.conn(), &st, &compiled.plan.main, &shaping);
+        reader.disarm();
+        compiled.ran(started.elapsed());
+        out.map_err(|e| self.exec_diag(e))
     }
 
     /// Reads the catalog (ONE statement: metadata keys and user views) on

@@ -128,7 +128,7 @@ impl Engine {
                 .map_err(|e| self.exec_diag(store_exec(e)))?;
             let _watchdog = Watchdog::start(&self.cancel, store, client.cancel_token());
             let st = exec_pg::gated(
-                &compiled.statement_at(self.clock.claims_now()),
+                &compiled.statement_at(|| self.clock.claims_now()),
                 &catalog.user_views,
                 &compiled.named_keys,
             );
@@ -201,6 +201,7 @@ impl Engine {
                         named_keys: text
                             .map(|t| exec_pg::named_keys(&catalog, t))
                             .unwrap_or_default(),
+                        last_run: cache::LastRun::default(),
                     });
                     if let Some(k) = key {
                         let _ = store.with_slot(|cc: &mut cache::CompileCache| {
@@ -226,7 +227,7 @@ impl Engine {
                 exec_pg::end_read(&mut client, false);
                 return Err(self.exec_diag(exec_pg::classify(e)));
             }
-            let st = compiled.statement_at(self.clock.claims_now());
+            let st = compiled.statement_at(|| self.clock.claims_now());
             let out = exec_pg::fetch_rows_cached(
                 &mut client,
                 &mut store.read_stmts(),
