@@ -20,6 +20,7 @@ pub mod graph;
 pub mod identity;
 pub mod init;
 mod mcp_cmds;
+pub mod memory;
 pub mod merge;
 mod out;
 mod pg_cmds;
@@ -357,6 +358,7 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
 /// failed), 2 an error or a usage error (printed to stderr as
 /// `error: MESSAGE`; clap's own usage errors also exit 2).
 pub fn run() -> ExitCode {
+    memory::limit_arenas();
     let cli = Cli::parse();
     progress::install();
     color::apply(cli.color);
