@@ -2,7 +2,9 @@
 //! TQ query N times through `Engine::run_value` on the warm reader, then its
 //! hand SQL N times on a warm read-only connection, so a profiler
 //! (`valgrind --tool=callgrind`, `perf record`) can compare the two.
-//! `cargo run --release --example fixed_cost -- DB CURRENT 'TQ' 'SQL' [N]`.
+//! `cargo run --release --example fixed_cost -- DB CURRENT 'TQ' 'SQL' [N]`;
+//! DB is a `cairn.db` path or a `postgres://` URL (schema `cairn`, hand
+//! SQL with `$1` for the current slug, prepared once).
 
 use cairn::session::Session;
 use cairn::store::Store;
@@ -16,6 +18,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Err("usage: fixed_cost DB CURRENT TQ SQL [N]".into());
     };
     let n: usize = rest.first().and_then(|s| s.parse().ok()).unwrap_or(20_000);
+    if db.starts_with("postgres") {
+        return pg(db, current, tq, sql, n);
+    }
     let store = Store::open(std::path::Path::new(db))?;
     let engine = Engine::new();
     let mut session = Session::new();
@@ -40,6 +45,51 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         hand_t.as_secs_f64() * 1e6 / n as f64
     );
     Ok(())
+}
+
+fn pg(
+    db: &str,
+    current: &str,
+    tq: &str,
+    sql: &str,
+    n: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let target = cairn::store::pg::PgTarget::parse(db, None)?;
+    let store = cairn::store::pg::PgStore::open(&target)?;
+    let engine = Engine::new();
+    let mut session = Session::new();
+    session.current = Some(current.to_string());
+    let mut client = cairn::store::pg::connect::connect(&target)?;
+    client.batch_execute("SET search_path TO cairn")?;
+    let st = client.prepare(sql)?;
+    let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for _ in 0..n {
+        let t = std::time::Instant::now();
+        ours_pg(&engine, &store, &session, tq);
+        a.push(t.elapsed());
+        let t = std::time::Instant::now();
+        let rows = if st.params().is_empty() {
+            client.query(&st, &[])?
+        } else {
+            client.query(&st, &[&current])?
+        };
+        std::hint::black_box(rows);
+        b.push(t.elapsed());
+    }
+    a.sort();
+    b.sort();
+    println!(
+        "pg medians, interleaved: ours {:.1} us, hand {:.1} us, {:.2}x",
+        a[n / 2].as_secs_f64() * 1e6,
+        b[n / 2].as_secs_f64() * 1e6,
+        a[n / 2].as_secs_f64() / b[n / 2].as_secs_f64()
+    );
+    Ok(())
+}
+
+#[inline(never)]
+fn ours_pg(engine: &Engine, store: &cairn::store::pg::PgStore, session: &Session, tq: &str) {
+    std::hint::black_box(engine.run_value_pg(store, session, tq, Surface::Read).ok());
 }
 
 #[inline(never)]

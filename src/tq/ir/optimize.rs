@@ -104,6 +104,11 @@ pub fn optimize(mut ir: Ir, opts: &Options) -> (Ir, Fired) {
     rewrite(&mut ir.root, opts, &mut fired);
     let n = rules::plan_probe::apply(&mut ir, opts);
     fired.add(rules::plan_probe::NAME, n);
+    if n > 0 {
+        // The one probe is a scan: the steps over it (`plan-frontier`'s
+        // minus of the dormant tasks and its quantifier) fuse into it.
+        rewrite(&mut ir.root, opts, &mut fired);
+    }
     let n = rules::order_elision::apply(&mut ir);
     fired.add(rules::order_elision::NAME, n);
     if rules::enrich_shown::apply(&mut ir, opts) {

@@ -9,6 +9,10 @@ use crate::tq::ir::{Base, Node, Order, Rel, Shape};
 use crate::tq::plan::Mutation;
 
 impl Lower {
+    /// The task columns of `row`: slug, display name, status, and when
+    /// `enriched` the observation and edge counts and the metadata — for
+    /// every row (`Some(None)`) or only where the SQL test `Some(Some(T))`
+    /// holds (rule 9's cap: `x.ord <= K`, or a window in the final SELECT).
     pub(super) fn task_columns(&mut self, row: &Row, enriched: Option<Option<&str>>) -> String {
         let slug = self.field(&Field::Slug, row);
         let display = self.field(&Field::DisplayName, row);
@@ -22,8 +26,8 @@ impl Lower {
                     format!("(SELECT {pairs} FROM task_metadata fm WHERE fm.task_id = {t}.id)");
                 match cap {
                     None => format!("{slug}, {display}, {t}.status, {obs}, {edges}, {meta}"),
-                    Some(k) => format!(
-                        "{slug}, {display}, {t}.status, CASE WHEN x.ord <= {k} THEN {obs} END, CASE WHEN x.ord <= {k} THEN {edges} END, CASE WHEN x.ord <= {k} THEN {meta} END"
+                    Some(shown) => format!(
+                        "{slug}, {display}, {t}.status, CASE WHEN {shown} THEN {obs} END, CASE WHEN {shown} THEN {edges} END, CASE WHEN {shown} THEN {meta} END"
                     ),
                 }
             }
@@ -62,16 +66,19 @@ impl Lower {
             },
             _ => return None,
         };
-        // Enrichment capped at K rows needs a rank, unless every row fits.
-        let enrich_all = match shape {
+        // Enrichment capped at K rows: every row fits under a limit of at
+        // most K; otherwise the rows are numbered in this SELECT itself, by
+        // a window over the output order (no rank stage joined back).
+        let (enrich_all, cap) = match shape {
             Shape::Tasks {
                 enriched: true,
                 enrich_first: Some(k),
             } => match limit {
-                Some(n) if n >= 0 && (n as u64) <= *k as u64 => true,
+                Some(n) if n >= 0 && (n as u64) <= *k as u64 => (true, None),
+                None if order != Order::Any => (false, Some(*k)),
                 _ => return None,
             },
-            Shape::Tasks { .. } | Shape::Ids | Shape::Count | Shape::Select(_) => false,
+            Shape::Tasks { .. } | Shape::Ids | Shape::Count | Shape::Select(_) => (false, None),
             Shape::GroupBy(_) | Shape::Targets(_) => return None,
         };
         let row = Row::task("t");
@@ -82,9 +89,19 @@ impl Lower {
         if matches!(shape, Shape::Count) {
             return None;
         }
+        let shown = match cap {
+            Some(k) => {
+                let k = self.int(k as i64);
+                let ob = self.order_by_id(&order, &row, "t.id")?;
+                Some(format!("ROW_NUMBER() OVER (ORDER BY {ob}) <= {k}"))
+            }
+            None => None,
+        };
         let cols = match shape {
             Shape::Tasks { enriched, .. } => {
-                if *enriched || enrich_all {
+                if shown.is_some() {
+                    self.task_columns(&row, Some(shown.as_deref()))
+                } else if *enriched || enrich_all {
                     self.task_columns(&row, Some(None))
                 } else {
                     self.task_columns(&row, None)
@@ -150,7 +167,7 @@ impl Lower {
                 enriched,
                 enrich_first,
             } => {
-                let cap = enrich_first.map(|k| self.int(k as i64));
+                let cap = enrich_first.map(|k| format!("x.ord <= {}", self.int(k as i64)));
                 let cols = if *enriched {
                     self.task_columns(&row, Some(cap.as_deref()))
                 } else {
