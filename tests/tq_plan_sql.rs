@@ -63,3 +63,13 @@ fn builtin_views_use_indexes_not_scans_of_observations() {
         }
     }
 }
+
+/// `(current)` as the root (issue 23's trivial query): ONE select of the
+/// task row by the probe that raises the missing-current error, no stage
+/// joined back to `tasks` and sorted.
+#[test]
+fn sql_snapshot_of_the_current_task() {
+    let f = common::seeded();
+    insta::assert_snapshot!("current_ids", sql_of(&f, "(-> (current) (:ids))"));
+    insta::assert_snapshot!("current_count", sql_of(&f, "(-> (current) (:count))"));
+}

@@ -108,6 +108,11 @@ pub struct Compiled {
     pub named_keys: Vec<String>,
     /// How long the last run of the statement took ([`Compiled::ran`]).
     pub last_run: LastRun,
+    /// PostgreSQL: the statement gated on the catalog it was compiled
+    /// against (`tq::exec_pg::gated`), built once with the entry; its first
+    /// parameters are the statement's, so [`Compiled::now_slots`] index
+    /// both. `None` on SQLite.
+    pub gated: Option<Statement>,
 }
 
 /// The longest last run of a cached query that the SQLite read path runs
@@ -154,18 +159,37 @@ impl Compiled {
     /// The statement with its clock parameters bound to `now()` (Unix
     /// seconds); borrowed, and the clock not read, when it reads no clock.
     pub fn statement_at(&self, now: impl FnOnce() -> i64) -> Cow<'_, Statement> {
-        if self.now_slots.is_empty() {
-            return Cow::Borrowed(&self.statement);
-        }
-        let now = now();
-        let mut st = self.statement.clone();
-        for &i in &self.now_slots {
-            if let Some(p) = st.params.get_mut(i) {
-                *p = Param::Int(now);
-            }
-        }
-        Cow::Owned(st)
+        bind_now(&self.statement, &self.now_slots, now)
     }
+
+    /// The PostgreSQL one-round-trip statement ([`Compiled::gated`]) with
+    /// its clock parameters bound to `now()`; `None` when the entry has
+    /// none (SQLite).
+    pub fn gated_at(&self, now: impl FnOnce() -> i64) -> Option<Cow<'_, Statement>> {
+        self.gated
+            .as_ref()
+            .map(|g| bind_now(g, &self.now_slots, now))
+    }
+}
+
+/// `st` with the parameters at `slots` bound to `now()`; borrowed, and the
+/// clock not read, when there are none.
+fn bind_now<'a>(
+    st: &'a Statement,
+    slots: &[usize],
+    now: impl FnOnce() -> i64,
+) -> Cow<'a, Statement> {
+    if slots.is_empty() {
+        return Cow::Borrowed(st);
+    }
+    let now = now();
+    let mut st = st.clone();
+    for &i in slots {
+        if let Some(p) = st.params.get_mut(i) {
+            *p = Param::Int(now);
+        }
+    }
+    Cow::Owned(st)
 }
 
 /// One connection's cache (kept in the warm reader's slot,

@@ -407,6 +407,7 @@ impl Engine {
                     now_slots,
                     named_keys: Vec::new(),
                     last_run: cache::LastRun::default(),
+                    gated: None,
                 });
                 if let (Some(k), Some(slot)) = (key, reader.slot::<cache::CompileCache>()) {
                     slot.put(&catalog, k, Arc::clone(&c));

@@ -235,7 +235,7 @@ pub use crate::store::pg::handle::STATEMENT_CACHE;
 /// already rolled back. Errors: [`ExecError`].
 pub fn begin_read_with_catalog(
     client: &mut Client,
-    cache: &mut std::collections::HashMap<String, postgres::Statement>,
+    cache: &mut crate::store::pg::handle::ReadStmts,
     limit: Duration,
 ) -> Result<(Vec<String>, BTreeMap<String, String>), ExecError> {
     let ms = limit.as_millis().clamp(1, i32::MAX as u128);
@@ -318,7 +318,8 @@ pub fn named_keys(catalog: &crate::store::CatalogData, text: &str) -> Vec<String
 /// trip per read): `SELECT * FROM (st) WHERE <the catalog still compiles
 /// it the same>`. What a successful compile read of the catalog is the
 /// user views (compared whole by their [`views_fingerprint`], bound as
-/// one more parameter) and, for each field that is a metadata key, that the key is
+/// one more parameter; a catalog with no user views is `NOT EXISTS` a row
+/// of `named_views`, one probe instead of a digest) and, for each field that is a metadata key, that the key is
 /// live (`keys`, from [`named_keys`]: one index probe each). Keys are
 /// only ever added between rebuilds, and an added key cannot change a
 /// compile that succeeded (the registry's fields resolve first), so this
@@ -331,8 +332,13 @@ pub fn named_keys(catalog: &crate::store::CatalogData, text: &str) -> Vec<String
 pub fn gated(st: &Statement, views: &BTreeMap<String, String>, keys: &[String]) -> Statement {
     use std::fmt::Write as _;
     let mut params = st.params.clone();
-    params.push(Param::Text(views_fingerprint(views)));
-    let mut test = format!("{VIEWS_FINGERPRINT_SQL} = ${}::text", params.len());
+    // No user views: one probe of an empty table, not a digest of it.
+    let mut test = if views.is_empty() {
+        "NOT EXISTS (SELECT 1 FROM named_views)".to_string()
+    } else {
+        params.push(Param::Text(views_fingerprint(views)));
+        format!("{VIEWS_FINGERPRINT_SQL} = ${}::text", params.len())
+    };
     for k in keys {
         params.push(Param::Text(k.clone()));
         let _ = write!(
@@ -362,7 +368,7 @@ pub fn is_stale_catalog(e: &ExecError) -> bool {
 /// Errors: [`ExecError`].
 pub fn fetch_rows_cached(
     client: &mut Client,
-    cache: &mut std::collections::HashMap<String, postgres::Statement>,
+    cache: &mut crate::store::pg::handle::ReadStmts,
     st: &Statement,
     p: &Pipeline,
 ) -> Result<Fetched, ExecError> {

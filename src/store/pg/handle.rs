@@ -11,6 +11,12 @@ use crate::store::error::StoreError;
 use crate::store::event::LoggedEvent;
 use crate::store::log::LogLine;
 
+/// The connection's prepared TQ read statements by SQL text, hashed with
+/// foldhash (a gated statement's text is kilobytes: SipHash of it was a
+/// visible part of a cached read).
+pub type ReadStmts =
+    std::collections::HashMap<String, postgres::Statement, foldhash::fast::RandomState>;
+
 /// At most this many read statements stay prepared per connection (the
 /// cache is emptied when full).
 pub const STATEMENT_CACHE: usize = 256;
@@ -37,7 +43,7 @@ impl Stmts {
 pub struct PgStore {
     client: std::mem::ManuallyDrop<RefCell<postgres::Client>>,
     stmts: RefCell<Stmts>,
-    read_stmts: RefCell<std::collections::HashMap<String, postgres::Statement>>,
+    read_stmts: RefCell<ReadStmts>,
     /// State a higher room keeps with this connection (the TQ compile
     /// cache); see [`PgStore::slot`].
     slot: RefCell<Option<Box<dyn std::any::Any + Send>>>,
@@ -173,7 +179,7 @@ impl PgStore {
         Ok(PgStore {
             client: std::mem::ManuallyDrop::new(RefCell::new(client)),
             stmts: RefCell::new(Stmts::new()),
-            read_stmts: RefCell::new(std::collections::HashMap::new()),
+            read_stmts: RefCell::new(ReadStmts::default()),
             slot: RefCell::new(None),
             read_mode: std::cell::Cell::new(None),
             target: target.clone(),
@@ -256,7 +262,7 @@ impl PgStore {
 
     /// The connection's prepared TQ read statements, by SQL text
     /// (`tq::exec_pg::fetch_rows_cached`).
-    pub fn read_stmts(&self) -> RefMut<'_, std::collections::HashMap<String, postgres::Statement>> {
+    pub fn read_stmts(&self) -> RefMut<'_, ReadStmts> {
         self.read_stmts.borrow_mut()
     }
 

@@ -127,11 +127,14 @@ impl Engine {
                 .read_client(self.time_limit)
                 .map_err(|e| self.exec_diag(store_exec(e)))?;
             let _watchdog = Watchdog::start(&self.cancel, store, client.cancel_token());
-            let st = exec_pg::gated(
-                &compiled.statement_at(|| self.clock.claims_now()),
-                &catalog.user_views,
-                &compiled.named_keys,
-            );
+            let st = match compiled.gated_at(|| self.clock.claims_now()) {
+                Some(st) => st,
+                None => std::borrow::Cow::Owned(exec_pg::gated(
+                    &compiled.statement_at(|| self.clock.claims_now()),
+                    &catalog.user_views,
+                    &compiled.named_keys,
+                )),
+            };
             match exec_pg::fetch_rows_cached(
                 &mut client,
                 &mut store.read_stmts(),
@@ -194,14 +197,17 @@ impl Engine {
                     let (ir, _) = exec::optimized_ir(&prepared.plan, opts);
                     let (statement, now_slots) =
                         crate::tq::sql::lower_ir_clocked(&ir, &crate::tq::sql::POSTGRES);
+                    let named_keys = text
+                        .map(|t| exec_pg::named_keys(&catalog, t))
+                        .unwrap_or_default();
+                    let gated = exec_pg::gated(&statement, &catalog.user_views, &named_keys);
                     let c = std::sync::Arc::new(cache::Compiled {
                         plan: prepared.plan,
                         statement,
                         now_slots,
-                        named_keys: text
-                            .map(|t| exec_pg::named_keys(&catalog, t))
-                            .unwrap_or_default(),
+                        named_keys,
                         last_run: cache::LastRun::default(),
+                        gated: Some(gated),
                     });
                     if let Some(k) = key {
                         let _ = store.with_slot(|cc: &mut cache::CompileCache| {

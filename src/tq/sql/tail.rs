@@ -45,13 +45,17 @@ impl Lower {
         if self.reflect {
             return None;
         }
+        // `(current)` as the root: the one task row, by the same probe the
+        // stage uses (a query error when it is gone), read off the table.
+        // `from`: the scan's base, or `Err(slug)` for `(current)`.
         let (from, conds, order, limit) = match &root.node {
             Node::Scan { from, conds }
                 if matches!(root.order, Order::Slug | Order::Any)
                     && !matches!(from, Base::Search(_)) =>
             {
-                (from, conds, root.order.clone(), None)
+                (Ok(from), conds.as_slice(), root.order.clone(), None)
             }
+            Node::Current(slug) => (Err(slug), &[][..], Order::Any, None),
             Node::TopN {
                 input,
                 field,
@@ -61,10 +65,25 @@ impl Lower {
                 Node::Scan {
                     from: from @ Base::Tasks,
                     conds,
-                } => (from, conds, Order::Key(field.clone(), *dir), Some(*n)),
+                } => (
+                    Ok(from),
+                    conds.as_slice(),
+                    Order::Key(field.clone(), *dir),
+                    Some(*n),
+                ),
                 _ => return None,
             },
             _ => return None,
+        };
+        let scan_from = |l: &mut Lower| match from {
+            Ok(from) => l.scan_from(from, conds),
+            Err(current) => {
+                let a = l.text(current);
+                let missing = l.d.missing_current(&a);
+                format!(
+                    "FROM tasks t WHERE t.id = (SELECT id FROM tasks WHERE slug = {a} UNION ALL SELECT {missing} WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE slug = {a}))"
+                )
+            }
         };
         // Enrichment capped at K rows: every row fits under a limit of at
         // most K; otherwise the rows are numbered in this SELECT itself, by
@@ -83,7 +102,7 @@ impl Lower {
         };
         let row = Row::task("t");
         if matches!(shape, Shape::Count) && limit.is_none() {
-            let from_where = self.scan_from(from, conds);
+            let from_where = scan_from(self);
             return Some(format!("SELECT count(*) {from_where}"));
         }
         if matches!(shape, Shape::Count) {
@@ -126,7 +145,7 @@ impl Lower {
             },
             _ => false,
         };
-        let from_where = self.scan_from(from, conds);
+        let from_where = scan_from(self);
         self.status_off_index = false;
         let ob = match self.order_by_id(&order, &row, "t.id") {
             Some(ob) => format!(" ORDER BY {ob}"),
