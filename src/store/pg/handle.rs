@@ -51,7 +51,7 @@ pub struct PgStore {
     /// ([`PgStore::read_client`]): read-only by default, statements
     /// cancelled past `ms` milliseconds.
     read_mode: std::cell::Cell<Option<u64>>,
-    target: PgTarget,
+    target: std::sync::Arc<PgTarget>,
 }
 
 impl Drop for PgStore {
@@ -182,13 +182,19 @@ impl PgStore {
             read_stmts: RefCell::new(ReadStmts::default()),
             slot: RefCell::new(None),
             read_mode: std::cell::Cell::new(None),
-            target: target.clone(),
+            target: std::sync::Arc::new(target.clone()),
         })
     }
 
     /// Where this store lives (the URL is printable: no password).
     pub fn target(&self) -> &PgTarget {
         &self.target
+    }
+
+    /// The target, shared (a cancel request's closure keeps it without
+    /// copying the client configuration at every statement).
+    pub fn target_shared(&self) -> std::sync::Arc<PgTarget> {
+        std::sync::Arc::clone(&self.target)
     }
 
     /// The connection (its `search_path` is the project's schema). Panics

@@ -131,7 +131,7 @@ impl Watchdog {
         store: &PgStore,
         token: postgres::CancelToken,
     ) -> Watchdog {
-        let target = store.target().clone();
+        let target = store.target_shared();
         Self::watch(
             cancel,
             None,
