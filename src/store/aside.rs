@@ -71,10 +71,7 @@ impl Aside {
         conn.busy_timeout(super::schema::BUSY_TIMEOUT)?;
         conn.execute("VACUUM INTO ?1", params![target])?;
         drop(conn);
-        if std::env::var_os(PAUSE_IN_ASIDE).is_some() {
-            eprintln!("cairn-test: aside");
-            std::thread::sleep(std::time::Duration::from_secs(60));
-        }
+        pause_for_tests();
         Ok(aside)
     }
 
@@ -106,6 +103,23 @@ impl Aside {
         aside
     }
 
+    /// [`Aside::empty`] made into a database with `conn`'s schema of the
+    /// projection (`rebuild`, issue 23: the events stay in the live store,
+    /// read in one read transaction, and only the projection is written
+    /// here): returns the copy and a connection to it ([`Aside::open`]).
+    /// `copy_schema` creates the tables on the new connection. Errors:
+    /// [`StoreError::Sqlite`] (the copy is removed again).
+    pub(crate) fn for_projection(
+        db: &Path,
+        copy_schema: impl FnOnce(&Connection) -> Result<(), StoreError>,
+    ) -> Result<(Aside, Connection), StoreError> {
+        let aside = Aside::empty(db);
+        let conn = aside.open()?;
+        copy_schema(&conn)?;
+        pause_for_tests();
+        Ok((aside, conn))
+    }
+
     /// A connection to the copy, tuned for scratch work (nothing durable).
     /// Errors: [`StoreError::Sqlite`].
     pub(crate) fn open(&self) -> Result<Connection, StoreError> {
@@ -123,6 +137,14 @@ impl Aside {
             p.push(suffix);
             let _ = std::fs::remove_file(p);
         }
+    }
+}
+
+/// The [`PAUSE_IN_ASIDE`] hook: a minute's pause once the aside file exists.
+fn pause_for_tests() {
+    if std::env::var_os(PAUSE_IN_ASIDE).is_some() {
+        eprintln!("cairn-test: aside");
+        std::thread::sleep(std::time::Duration::from_secs(60));
     }
 }
 

@@ -9,7 +9,7 @@
 //! folds the events that arrived since the snapshot. The aside copy and its
 //! cleanup (drop, signal, next run) are `aside.rs`.
 
-use rusqlite::types::ValueRef;
+use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
@@ -18,7 +18,7 @@ use super::error::StoreError;
 use super::event::hex;
 use super::handle::Store;
 use super::progress::{Stage, report};
-use super::refold::{fold_events_after, rebuild_in, schema_objects};
+use super::refold::{fold_events_after, rebuild_in, refold_whole, schema_objects};
 
 /// The outcome of [`Store::verify`]: `ok` when the live projection equals a
 /// fresh fold of the log (and the FTS index is consistent); `before`/`after`
@@ -53,6 +53,9 @@ const PROJECTION_TABLES: [&str; 11] = [
     "named_views",
     "view_state",
 ];
+
+/// The FTS5 tables over the projection (external content).
+const FTS_TABLES: [&str; 2] = ["obs_fts", "task_fts"];
 
 /// The FTS5 shadow tables of `obs_fts` and `task_fts` (external content:
 /// no content table). A rebuild copies them from the aside indexes, which
@@ -242,6 +245,44 @@ fn projection_triggers(
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
 }
 
+/// Creates on `target` (an empty aside file) `source`'s schema of the
+/// projection: its tables, the FTS tables over them, their indexes and
+/// triggers (each from its stored SQL, so the aside has the columns of
+/// whatever migrations made the live store), and the FTS tables'
+/// settings (the ranking). The FTS shadow tables come with their virtual
+/// tables. Errors: [`StoreError::Sqlite`].
+fn copy_projection_schema(source: &Connection, target: &Connection) -> Result<(), StoreError> {
+    let tables = PROJECTION_TABLES.map(|t| format!("'{t}'")).join(", ");
+    let sql = format!(
+        "SELECT sql FROM main.sqlite_master
+         WHERE sql IS NOT NULL AND (tbl_name IN ({tables}) OR name IN ({}))
+         ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, rowid",
+        FTS_TABLES.map(|t| format!("'{t}'")).join(", ")
+    );
+    let objects = source
+        .prepare(&sql)?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    for sql in objects {
+        target.execute_batch(&sql)?;
+    }
+    for fts in FTS_TABLES {
+        let settings = source
+            .prepare(&format!(
+                "SELECT k, v FROM main.{fts}_config WHERE k <> 'version' ORDER BY k"
+            ))?
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Value>(1)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        for (k, v) in settings {
+            target.execute(
+                &format!("INSERT INTO {fts}({fts}, rank) VALUES (?1, ?2)"),
+                params![k, v],
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// Re-folds the whole log on an aside copy ([`rebuild_in`]: triggers and
 /// secondary indexes off while it folds, each index, counter column and
 /// FTS index built once at the end). Returns the highest `seq` folded.
@@ -322,16 +363,33 @@ impl Store {
     }
 
     /// [`Store::rebuild`], returning the projection digest after it
-    /// ([`Store::digest`]). Issue 23: the digest is taken on the aside
-    /// copy on a second thread while the swap runs (the swap copies the
-    /// aside tables as they are, so the digests are equal); only when
-    /// events arrived after the snapshot (folded on top by the swap) is
-    /// the live projection digested again. Errors: [`StoreError::Sqlite`].
+    /// ([`Store::digest`]). Issue 23: the events are read from the live
+    /// store in ONE read transaction (its snapshot; WAL writers carry on)
+    /// and folded by the bulk fold into an aside file that holds only the
+    /// projection's schema ([`copy_projection_schema`]); nothing of the
+    /// live store is copied. The digest is taken on the aside copy on a
+    /// second thread while the swap runs (the swap copies the aside tables
+    /// as they are, so the digests are equal); only when events arrived
+    /// after the snapshot (folded on top by the swap) is the live
+    /// projection digested again. Errors: [`StoreError::Sqlite`].
     pub fn rebuild_digest(&self) -> Result<String, StoreError> {
-        report(Stage::Snapshot, 0, 0);
-        let aside = Aside::snapshot(self.path())?;
-        let aside_conn = aside.open()?;
-        let through = refold_aside(&aside_conn)?;
+        let source = Connection::open(self.path())?;
+        source.busy_timeout(super::schema::BUSY_TIMEOUT)?;
+        let snapshot = Transaction::new_unchecked(&source, TransactionBehavior::Deferred)?;
+        // The first read takes the snapshot every read below sees.
+        let through: i64 =
+            snapshot.query_row("SELECT coalesce(max(seq), 0) FROM main.events", [], |r| {
+                r.get(0)
+            })?;
+        let (aside, aside_conn) =
+            Aside::for_projection(self.path(), |c| copy_projection_schema(&snapshot, c))?;
+        {
+            let tx = Transaction::new_unchecked(&aside_conn, TransactionBehavior::Immediate)?;
+            refold_whole(&tx, &snapshot)?;
+            tx.commit()?;
+        }
+        snapshot.rollback()?;
+        drop(source);
         report(Stage::Swap, 0, 0);
         let conn = Connection::open(self.path())?;
         conn.busy_timeout(super::schema::BUSY_TIMEOUT)?;
