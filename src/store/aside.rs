@@ -34,6 +34,12 @@ use super::error::StoreError;
 /// `cairn-test: aside` on stderr, so a test can signal them there.
 pub const PAUSE_IN_ASIDE: &str = "CAIRN_TEST_PAUSE_IN_ASIDE";
 
+/// The memory map a whole-store read sets up (`PRAGMA mmap_size`, bytes;
+/// SQLite caps it at its compile-time maximum, 2 GiB): a rebuild reads
+/// every event and every aside row once, and page reads through `read(2)`
+/// cost a system call and a copy each.
+pub(crate) const MMAP_SIZE: i64 = 1 << 31;
+
 /// The suffixes of an aside copy's files: the copy and SQLite's siblings.
 const SUFFIXES: [&str; 4] = ["", "-journal", "-wal", "-shm"];
 
@@ -120,13 +126,19 @@ impl Aside {
         Ok((aside, conn))
     }
 
-    /// A connection to the copy, tuned for scratch work (nothing durable).
+    /// A connection to the copy, tuned for scratch work: nothing durable
+    /// (`synchronous=OFF`, an in-memory journal), reads through a memory
+    /// map ([`MMAP_SIZE`]), and foreign keys off — a whole refold never
+    /// deletes a task (no foreign-key action can fire) and writes only
+    /// rows whose tasks it wrote (`bulk.rs`), so the checks would only
+    /// cost a lookup per row; the live store keeps them.
     /// Errors: [`StoreError::Sqlite`].
     pub(crate) fn open(&self) -> Result<Connection, StoreError> {
         let conn = Connection::open(&self.path)?;
         conn.pragma_update(None, "synchronous", "OFF")?;
         let _: String = conn.query_row("PRAGMA journal_mode=MEMORY", [], |r| r.get(0))?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.pragma_update(None, "foreign_keys", "OFF")?;
+        conn.execute_batch(&format!("PRAGMA mmap_size={MMAP_SIZE}"))?;
         Ok(conn)
     }
 

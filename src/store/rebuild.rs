@@ -246,16 +246,19 @@ fn projection_triggers(
 }
 
 /// Creates on `target` (an empty aside file) `source`'s schema of the
-/// projection: its tables, the FTS tables over them, their indexes and
-/// triggers (each from its stored SQL, so the aside has the columns of
-/// whatever migrations made the live store), and the FTS tables'
+/// projection: its tables, the FTS tables over them, their unique indexes
+/// and triggers (each from its stored SQL, so the aside has the columns
+/// of whatever migrations made the live store), and the FTS tables'
 /// settings (the ranking). The FTS shadow tables come with their virtual
-/// tables. Errors: [`StoreError::Sqlite`].
+/// tables. The non-unique indexes are left out: nothing reads the aside
+/// through them (the digest sorts), and the swap builds the live ones.
+/// Errors: [`StoreError::Sqlite`].
 fn copy_projection_schema(source: &Connection, target: &Connection) -> Result<(), StoreError> {
     let tables = PROJECTION_TABLES.map(|t| format!("'{t}'")).join(", ");
     let sql = format!(
         "SELECT sql FROM main.sqlite_master
          WHERE sql IS NOT NULL AND (tbl_name IN ({tables}) OR name IN ({}))
+           AND NOT (type = 'index' AND sql NOT LIKE 'CREATE UNIQUE%')
          ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, rowid",
         FTS_TABLES.map(|t| format!("'{t}'")).join(", ")
     );
@@ -375,6 +378,7 @@ impl Store {
     pub fn rebuild_digest(&self) -> Result<String, StoreError> {
         let source = Connection::open(self.path())?;
         source.busy_timeout(super::schema::BUSY_TIMEOUT)?;
+        source.execute_batch(&format!("PRAGMA mmap_size={}", super::aside::MMAP_SIZE))?;
         let snapshot = Transaction::new_unchecked(&source, TransactionBehavior::Deferred)?;
         // The first read takes the snapshot every read below sees.
         let through: i64 =
@@ -398,6 +402,10 @@ impl Store {
             "ATTACH DATABASE ?1 AS aside",
             params![aside.path.to_string_lossy().into_owned()],
         )?;
+        conn.execute_batch(&format!(
+            "PRAGMA aside.mmap_size={}",
+            super::aside::MMAP_SIZE
+        ))?;
         let (swapped, aside_digest) = std::thread::scope(|s| {
             let digest = s.spawn(move || digest_of(&aside_conn));
             let swapped = swap_in(&conn, through);
