@@ -231,6 +231,15 @@ fn stored_columns(conn: &Connection, table: &str) -> Result<String, StoreError> 
         .join(", "))
 }
 
+/// True when `table` in `main` has a generated column.
+fn has_generated_columns(conn: &Connection, table: &str) -> Result<bool, StoreError> {
+    Ok(conn.query_row(
+        "SELECT count(*) > 0 FROM pragma_table_xinfo(?1, 'main') WHERE hidden IN (2, 3)",
+        [table],
+        |r| r.get(0),
+    )?)
+}
+
 /// The CREATE TRIGGER statements on the projection tables of `schema`.
 fn projection_triggers(
     conn: &Connection,
@@ -330,11 +339,20 @@ fn swap_in(conn: &Connection, through: i64) -> Result<usize, StoreError> {
         ))?;
     }
     for t in PROJECTION_TABLES {
-        // Generated columns (tasks.edge_count) are computed, never inserted.
-        let cols = stored_columns(&tx, t)?;
-        tx.execute_batch(&format!(
-            "INSERT INTO main.{t} ({cols}) SELECT {cols} FROM aside.{t}"
-        ))?;
+        // The aside's tables were made from the live ones' SQL, so their
+        // columns match one for one: `INSERT … SELECT *` into the emptied
+        // table lets SQLite copy the records and the unique keys' entries
+        // as they are (its transfer optimisation: no decoding, appends in
+        // order; docs/performance.md). Generated columns
+        // (tasks.edge_count) are computed, never inserted: such a table
+        // names its stored columns (and is copied row by row).
+        let sql = if has_generated_columns(&tx, t)? {
+            let cols = stored_columns(&tx, t)?;
+            format!("INSERT INTO main.{t} ({cols}) SELECT {cols} FROM aside.{t}")
+        } else {
+            format!("INSERT INTO main.{t} SELECT * FROM aside.{t}")
+        };
+        tx.execute_batch(&sql)?;
     }
     for t in FTS_SHADOW_TABLES {
         tx.execute_batch(&format!(
@@ -398,6 +416,11 @@ impl Store {
         let conn = Connection::open(self.path())?;
         conn.busy_timeout(super::schema::BUSY_TIMEOUT)?;
         conn.pragma_update(None, "foreign_keys", "OFF")?;
+        // The store's own setting (spec/store.md "SQLite settings"): in WAL
+        // mode a commit is not synced (a checkpoint is), and a crash
+        // loses at most the newest commits, never the database's
+        // consistency; the swap's commit was the rebuild's one FULL sync.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute(
             "ATTACH DATABASE ?1 AS aside",
             params![aside.path.to_string_lossy().into_owned()],

@@ -139,10 +139,14 @@ impl Store {
             None => load_watermarks(&self.conn)?,
         };
         let mut changed: Vec<(String, (i128, u64))> = Vec::new();
-        let result = if db_empty {
+        let streamed = if db_empty {
             self.ingest_streaming(logs, all, &marks, &mut changed)
         } else {
-            self.ingest_collected(logs, all, clear, &marks, &mut changed)
+            Ok(None)
+        };
+        let result = match streamed {
+            Ok(None) => self.ingest_collected(logs, all, clear, &marks, &mut changed),
+            other => other.map(|r| r.unwrap_or_default()),
         };
         report_progress(Stage::Done, 0, 0);
         match result {
@@ -244,16 +248,30 @@ impl Store {
     /// lines fold as [`Store::ingest_collected`] folds them (more than
     /// [`BULK`] or a split: the bulk fold; else one by one in file order).
     /// No split is detected: there is no database side to split from.
-    /// Fills `changed` with the files read and their stamps.
+    /// Fills `changed` with the files read and their stamps. No log file:
+    /// nothing done, no lock taken. `None` (nothing done) when the
+    /// database holds events once the write lock is had (another process
+    /// ingested meanwhile): the caller runs [`Store::ingest_collected`].
     fn ingest_streaming(
         &self,
         logs: &Logs,
         all: bool,
         marks: &HashMap<String, (i128, u64)>,
         changed: &mut Vec<(String, (i128, u64))>,
-    ) -> Result<ReconcileReport, StoreError> {
+    ) -> Result<Option<ReconcileReport>, StoreError> {
         let mut report = ReconcileReport::default();
+        let files = log_files(logs)?;
+        if files.is_empty() {
+            return Ok(Some(report));
+        }
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        // Checked again under the lock: the lines go in without their
+        // unique keys' indexes, so no other event may be there.
+        if tx.query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |r| {
+            r.get::<_, bool>(0)
+        })? {
+            return Ok(None);
+        }
         let mark = export_mark(&tx)?;
         let indexes = event_indexes(&tx)?;
         for (name, _) in &indexes {
@@ -263,7 +281,7 @@ impl Store {
         let mut few: Option<Vec<ParsedLine>> = Some(Vec::new());
         let mut split = false;
         let mut admit = Admit::new(&self.conn, false, true)?;
-        scan_each(log_files(logs)?, marks, all, |folder, path, scan| {
+        scan_each(files, marks, all, |folder, path, scan| {
             if let Some(good) = admit.file(&mut report, &folder, scan, changed)? {
                 for p in good {
                     if !admit.line(&mut report, &path, &p)? {
@@ -286,7 +304,7 @@ impl Store {
         })?;
         drop(admit);
         if changed.is_empty() {
-            return Ok(report);
+            return Ok(Some(report));
         }
         for (_, sql) in &indexes {
             tx.execute_batch(sql)?;
@@ -309,7 +327,7 @@ impl Store {
             _ => rebuild_in(&tx)?,
         }
         finish_ingest(tx, changed, mark, 0)?;
-        Ok(report)
+        Ok(Some(report))
     }
 
     /// The export pass: appends every database event above the export mark
