@@ -1,13 +1,16 @@
 //! Rebuild, verify and digest (spec/store.md "Rebuild and verify";
 //! docs/store.md "Verify and rebuild without locking writers out").
 //!
-//! Neither holds the write lock while it re-folds (issue 14): both copy a
-//! consistent snapshot of the database into an aside file next to it
-//! (`VACUUM INTO`, one read transaction) and re-fold there. `verify`
-//! compares digests on the copy and never writes the store; `rebuild` then
-//! swaps the aside projection in with one short write transaction that also
-//! folds the events that arrived since the snapshot. The aside copy and its
-//! cleanup (drop, signal, next run) are `aside.rs`.
+//! Neither holds the write lock while it re-folds (issue 14): both re-fold
+//! in an aside file next to the database and read the live store in one
+//! read transaction. `verify` copies a consistent snapshot of the whole
+//! database there (`VACUUM INTO`), compares digests on the copy and never
+//! writes the store; `rebuild` (issue 23) gives the aside file only the
+//! projection's schema, folds the live snapshot's events into it (the
+//! bulk fold, `bulk.rs`), then swaps the aside projection in with one
+//! short write transaction that also folds the events that arrived since
+//! the snapshot. The aside file and its cleanup (drop, signal, next run)
+//! are `aside.rs`.
 
 use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
@@ -373,11 +376,12 @@ fn swap_in(conn: &Connection, through: i64) -> Result<usize, StoreError> {
 impl Store {
     /// Rebuilds the projection from the log without holding the write lock
     /// while it re-folds (spec/store.md "Rebuild and verify", issue 14):
-    /// snapshots the database into an aside file (a read transaction),
-    /// re-folds every event there ordered by `(ts, event_id)` and builds its
-    /// FTS index once, then swaps the aside projection and index in with one
-    /// short `BEGIN IMMEDIATE` transaction that also folds the events that
-    /// arrived since the snapshot. Writers wait only for the swap.
+    /// folds every event of a read snapshot of the live store, ordered by
+    /// `(ts, event_id)`, into an aside file holding only the projection
+    /// (issue 23: nothing is copied) and builds its FTS index once, then
+    /// swaps the aside projection and index in with one short `BEGIN
+    /// IMMEDIATE` transaction that also folds the events that arrived
+    /// since the snapshot. Writers wait only for the swap.
     /// Errors: [`StoreError::Sqlite`].
     pub fn rebuild(&self) -> Result<(), StoreError> {
         self.rebuild_digest().map(|_| ())

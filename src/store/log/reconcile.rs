@@ -224,6 +224,17 @@ impl Store {
             || missing
                 .iter()
                 .any(|p| p.line.event_type == crate::store::event::types::SPLIT);
+        // Emptied (`clear`), the events table fills without its secondary
+        // indexes, each built once after: every key and id is unique
+        // among the lines (`Admit`).
+        let indexes = if clear {
+            event_indexes(&tx)?
+        } else {
+            Vec::new()
+        };
+        for (name, _) in &indexes {
+            tx.execute_batch(&format!("DROP INDEX \"{}\"", name.replace('"', "\"\"")))?;
+        }
         let mut ticker = bulk.then(|| Ticker::new(Stage::Insert, missing.len() as u64));
         for p in &missing {
             if insert_line(&tx, p, !bulk)? {
@@ -232,6 +243,9 @@ impl Store {
             if let Some(t) = ticker.as_mut() {
                 t.tick(report.ingested as u64);
             }
+        }
+        for (_, sql) in &indexes {
+            tx.execute_batch(sql)?;
         }
         if bulk {
             rebuild_in(&tx)?;
@@ -798,10 +812,11 @@ fn finish_ingest(
 }
 
 /// `(name, sql)` of the events table's indexes declared by `CREATE
-/// [UNIQUE] INDEX` (not the ones its constraints make): what a build into
-/// an empty table drops while it inserts and builds once after (a sort
-/// each instead of a random insert per row; the ingest itself keeps every
-/// key and id unique, [`Admit`]). Errors: [`StoreError::Sqlite`].
+/// [UNIQUE] INDEX` (not the ones its constraints make): what an ingest
+/// into an empty table (a fresh clone's build, `rebuild --from-logs`)
+/// drops while it inserts and builds once after (a sort each instead of a
+/// random insert per row; the ingest itself keeps every key and id
+/// unique, [`Admit`]). Errors: [`StoreError::Sqlite`].
 fn event_indexes(conn: &Connection) -> Result<Vec<(String, String)>, StoreError> {
     let mut stmt = conn.prepare(
         "SELECT name, sql FROM main.sqlite_master
