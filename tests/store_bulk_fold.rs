@@ -141,6 +141,20 @@ proptest! {
     }
 }
 
+/// A task's slug, parent's slug, `obs_count`, `child_count`,
+/// `lateral_out`, `lateral_in`, `edge_count`, claim owner and status.
+type TaskCounts = (
+    String,
+    Option<String>,
+    i64,
+    i64,
+    i64,
+    i64,
+    i64,
+    Option<String>,
+    String,
+);
+
 /// The counters, the parent pointer and the claim after severs, re-links
 /// and a completion, written once at the end of the bulk fold: exact
 /// values, beside the live fold's.
@@ -165,17 +179,7 @@ fn counters_parent_and_claim_after_a_rebuild() {
         NewEvent::update_status("s", 24, "d", Status::Completed),
     ])
     .unwrap();
-    let rows = |st: &Store| -> Vec<(
-        String,
-        Option<String>,
-        i64,
-        i64,
-        i64,
-        i64,
-        i64,
-        Option<String>,
-        String,
-    )> {
+    let rows = |st: &Store| -> Vec<TaskCounts> {
         st.conn()
             .prepare(
                 "SELECT t.slug, p.slug, t.obs_count, t.child_count, t.lateral_out, t.lateral_in,
