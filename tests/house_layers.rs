@@ -51,7 +51,7 @@ const STORE_LAYERS: [&[&str]; 6] = [
         "pg/agents",
         "health",
     ],
-    &["split", "fold", "cycle", "refold", "pg/fold"],
+    &["split", "fold", "bulk", "cycle", "refold", "pg/fold"],
     &["write", "log/append", "pg/write"],
     &[
         "aside",

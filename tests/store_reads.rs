@@ -468,3 +468,57 @@ fn a_write_goes_on_while_another_write_is_between_commit_and_append() {
         "{text}"
     );
 }
+
+/// Issue 23: `rebuild` reads the events in one read transaction of the
+/// live store and writes only its aside file until the swap. Stopped there
+/// for good (SIGKILL: no handler runs), it leaves the live store whole:
+/// writes went on meanwhile (a WAL writer is not blocked by a reader), the
+/// projection is the same plus what they wrote, `verify` is ok, and the
+/// next `rebuild` removes the copy and folds everything.
+#[test]
+fn a_rebuild_killed_before_its_swap_leaves_the_live_store_whole() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path();
+    let store = dir.join(".cairn");
+    let db = store.join("cairn.db");
+    ok(dir, &db, &["add", "tune search ranking"]);
+    ok(dir, &db, &["note", PLAN, "first note"]);
+    let (_, before, _) = run(dir, Some(&db), &["rebuild"]);
+    let (mut child, copy) = paused_in_aside(dir, &db, "rebuild");
+    assert!(copy.is_file(), "{:?}", asides(&store));
+    // Written while the rebuild holds its snapshot: at once.
+    let (code, out, err) = run_within(cmd(dir, Some(&db), &["note", PLAN, "meanwhile"]), PROMPT);
+    assert_eq!((code, err.as_str()), (0, ""), "{out}");
+    assert_eq!(out, format!("Observed on {PLAN}.\n"));
+    child.kill().unwrap();
+    assert_eq!(child.wait().unwrap().signal(), Some(libc::SIGKILL));
+    assert_eq!(asides(&store).len(), 1, "SIGKILL runs no handler");
+    let (code, shown, _) = run(dir, Some(&db), &["show", PLAN]);
+    assert_eq!(code, 0);
+    assert!(
+        shown.contains("first note") && shown.contains("meanwhile"),
+        "{shown}"
+    );
+    // The next run that makes a copy removes the dead one's.
+    let (code, verified, err) = run(dir, Some(&db), &["verify"]);
+    assert_eq!(code, 0, "{verified}");
+    assert_eq!(
+        err,
+        format!(
+            "cairn: removed a copy left by an interrupted verify or rebuild: {}\n",
+            copy.display()
+        )
+    );
+    assert!(
+        verified.starts_with("verify: ok — projection is a faithful fold of 3 events"),
+        "{verified}"
+    );
+    let (code, after, err) = run(dir, Some(&db), &["rebuild"]);
+    assert_eq!((code, err.as_str()), (0, ""));
+    assert_eq!(asides(&store), Vec::<String>::new());
+    assert!(
+        after.starts_with("rebuild: re-folded 3 events; projection digest "),
+        "{after}"
+    );
+    assert_ne!(after, before);
+}

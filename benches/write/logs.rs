@@ -15,6 +15,9 @@
 //! The repository is cached under `$CARGO_TARGET_DIR/bench-stores/`
 //! (`logs-vG-N`), so a second run does not regenerate it. Run:
 //! `CAIRN_BENCH_PART=logs CAIRN_BENCH_TASKS=10000 cargo bench --bench write`.
+//! `CAIRN_BENCH_LOGS_ONLY=rebuild` (or `=build`) runs only the in-process
+//! `Store::rebuild_digest` (or the in-process build from the logs, on a
+//! copy of the repository) with its stages: a quick look while profiling.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -66,8 +69,23 @@ fn cairn(dir: &Path, args: &[&str]) -> R<(Duration, String)> {
     Ok((took, String::from_utf8(out.stdout)?))
 }
 
-/// The stages the store reported, each with when it began.
-static STAGES: Mutex<Vec<(Stage, Instant)>> = Mutex::new(Vec::new());
+/// The stages the store reported, each with when it began (wall clock
+/// and the process's CPU time).
+static STAGES: Mutex<Vec<(Stage, Instant, Duration)>> = Mutex::new(Vec::new());
+
+/// The CPU time (user + system, all threads) this process has used.
+fn cpu_time() -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a plain clock read into a local struct.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    Duration::new(
+        u64::try_from(t.tv_sec).unwrap_or(0),
+        u32::try_from(t.tv_nsec).unwrap_or(0),
+    )
+}
 
 /// Records the store's stages (`store::progress`) in [`STAGES`].
 fn record_stages() {
@@ -75,12 +93,12 @@ fn record_stages() {
         if let Ok(mut v) = STAGES.lock()
             && v.last().map(|l| l.0) != Some(stage)
         {
-            v.push((stage, Instant::now()));
+            v.push((stage, Instant::now(), cpu_time()));
         }
     }));
 }
 
-/// `stage s, stage s, …` since the last call: where the time went.
+/// `stage s (CPU s), …` since the last call: where the time went.
 fn stages() -> String {
     let v = STAGES
         .lock()
@@ -89,9 +107,10 @@ fn stages() -> String {
     v.windows(2)
         .map(|w| {
             format!(
-                "{} {:.2} s",
+                "{} {:.2} s (CPU {:.2} s)",
                 w[0].0.label(),
-                (w[1].1 - w[0].1).as_secs_f64()
+                (w[1].1 - w[0].1).as_secs_f64(),
+                (w[1].2.saturating_sub(w[0].2)).as_secs_f64()
             )
         })
         .collect::<Vec<_>>()
@@ -137,6 +156,9 @@ fn repo(n: usize) -> R<(PathBuf, String)> {
 pub fn run(n: usize, raw_refold: impl Fn(&Path) -> R<Duration>) -> R<()> {
     let (dir, slug) = repo(n)?;
     let db = dir.join(".cairn/cairn.db");
+    if let Ok(only) = std::env::var("CAIRN_BENCH_LOGS_ONLY") {
+        return only_stages(&dir, &only);
+    }
     // One open to settle whatever the generation left (stamps, marks).
     cairn(&dir, &["query", FIRST])?;
     let events = Store::open(&db)?.event_count()?;
@@ -246,5 +268,52 @@ pub fn run(n: usize, raw_refold: impl Fn(&Path) -> R<Duration>) -> R<()> {
         stages()
     );
     let _ = std::fs::remove_dir_all(&clones);
+    Ok(())
+}
+
+/// `CAIRN_BENCH_LOGS_ONLY`: one in-process run with its stages, `rebuild`
+/// on the cached repository in `dir`, `build` (a fresh clone's open) on a
+/// copy of its `.cairn` without the database.
+fn only_stages(dir: &Path, only: &str) -> R<()> {
+    record_stages();
+    let db = dir.join(".cairn/cairn.db");
+    let events = Store::open(&db)?.event_count()?;
+    stages();
+    let cpu = cpu_time();
+    let (took, used, what) = match only {
+        "rebuild" => {
+            let store = Store::open(&db)?;
+            stages();
+            let t = Instant::now();
+            store.rebuild_digest()?;
+            (t.elapsed(), cpu_time(), "Store::rebuild_digest")
+        }
+        "build" => {
+            let copy = dir.with_extension("build");
+            let _ = std::fs::remove_dir_all(&copy);
+            std::fs::create_dir_all(copy.join(".cairn"))?;
+            let status = Command::new("cp")
+                .args(["-r"])
+                .arg(dir.join(".cairn/tasks"))
+                .arg(copy.join(".cairn/"))
+                .status()?;
+            if !status.success() {
+                return Err("cp failed".into());
+            }
+            let t = Instant::now();
+            drop(Store::open(&copy.join(".cairn/cairn.db"))?);
+            let (took, used) = (t.elapsed(), cpu_time());
+            let _ = std::fs::remove_dir_all(&copy);
+            (took, used, "build from the logs")
+        }
+        other => return Err(format!("CAIRN_BENCH_LOGS_ONLY={other}: rebuild or build").into()),
+    };
+    println!(
+        "{what} in process: {:.2} s ({:.0} events/s), CPU {:.2} s: {}",
+        took.as_secs_f64(),
+        events as f64 / took.as_secs_f64(),
+        (used.saturating_sub(cpu)).as_secs_f64(),
+        stages()
+    );
     Ok(())
 }

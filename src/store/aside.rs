@@ -34,6 +34,12 @@ use super::error::StoreError;
 /// `cairn-test: aside` on stderr, so a test can signal them there.
 pub const PAUSE_IN_ASIDE: &str = "CAIRN_TEST_PAUSE_IN_ASIDE";
 
+/// The memory map a whole-store read sets up (`PRAGMA mmap_size`, bytes;
+/// SQLite caps it at its compile-time maximum, 2 GiB): a rebuild reads
+/// every event and every aside row once, and page reads through `read(2)`
+/// cost a system call and a copy each.
+pub(crate) const MMAP_SIZE: i64 = 1 << 31;
+
 /// The suffixes of an aside copy's files: the copy and SQLite's siblings.
 const SUFFIXES: [&str; 4] = ["", "-journal", "-wal", "-shm"];
 
@@ -71,10 +77,7 @@ impl Aside {
         conn.busy_timeout(super::schema::BUSY_TIMEOUT)?;
         conn.execute("VACUUM INTO ?1", params![target])?;
         drop(conn);
-        if std::env::var_os(PAUSE_IN_ASIDE).is_some() {
-            eprintln!("cairn-test: aside");
-            std::thread::sleep(std::time::Duration::from_secs(60));
-        }
+        pause_for_tests();
         Ok(aside)
     }
 
@@ -106,13 +109,36 @@ impl Aside {
         aside
     }
 
-    /// A connection to the copy, tuned for scratch work (nothing durable).
+    /// [`Aside::empty`] made into a database with `conn`'s schema of the
+    /// projection (`rebuild`, issue 23: the events stay in the live store,
+    /// read in one read transaction, and only the projection is written
+    /// here): returns the copy and a connection to it ([`Aside::open`]).
+    /// `copy_schema` creates the tables on the new connection. Errors:
+    /// [`StoreError::Sqlite`] (the copy is removed again).
+    pub(crate) fn for_projection(
+        db: &Path,
+        copy_schema: impl FnOnce(&Connection) -> Result<(), StoreError>,
+    ) -> Result<(Aside, Connection), StoreError> {
+        let aside = Aside::empty(db);
+        let conn = aside.open()?;
+        copy_schema(&conn)?;
+        pause_for_tests();
+        Ok((aside, conn))
+    }
+
+    /// A connection to the copy, tuned for scratch work: nothing durable
+    /// (`synchronous=OFF`, an in-memory journal), reads through a memory
+    /// map ([`MMAP_SIZE`]), and foreign keys off — a whole refold never
+    /// deletes a task (no foreign-key action can fire) and writes only
+    /// rows whose tasks it wrote (`bulk.rs`), so the checks would only
+    /// cost a lookup per row; the live store keeps them.
     /// Errors: [`StoreError::Sqlite`].
     pub(crate) fn open(&self) -> Result<Connection, StoreError> {
         let conn = Connection::open(&self.path)?;
         conn.pragma_update(None, "synchronous", "OFF")?;
         let _: String = conn.query_row("PRAGMA journal_mode=MEMORY", [], |r| r.get(0))?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
+        conn.pragma_update(None, "foreign_keys", "OFF")?;
+        conn.execute_batch(&format!("PRAGMA mmap_size={MMAP_SIZE}"))?;
         Ok(conn)
     }
 
@@ -123,6 +149,14 @@ impl Aside {
             p.push(suffix);
             let _ = std::fs::remove_file(p);
         }
+    }
+}
+
+/// The [`PAUSE_IN_ASIDE`] hook: a minute's pause once the aside file exists.
+fn pause_for_tests() {
+    if std::env::var_os(PAUSE_IN_ASIDE).is_some() {
+        eprintln!("cairn-test: aside");
+        std::thread::sleep(std::time::Duration::from_secs(60));
     }
 }
 

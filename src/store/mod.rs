@@ -10,7 +10,8 @@
 //!    stages of long work, reported to a sink the CLI installs);
 //! 2. handle: `reader` (read-only connections, the warm reader), `handle`
 //!    (the [`Store`] and its small lookups), `log/marks` (watermarks);
-//! 3. fold: `split`, `fold` (the reducer), `refold` (fold the whole log);
+//! 3. fold: `split`, `fold` (the reducer), `bulk` (a whole refold with
+//!    the registers in memory), `refold` (fold the whole log);
 //! 4. write and append: `write` (the one write boundary), `log/append`;
 //! 5. rebuild and reconcile: `aside`, `rebuild` (verify, digest),
 //!    `log/read`, `log/reconcile`, `log/check`, `log/import`, `changes`;
@@ -21,6 +22,7 @@
 
 mod agents;
 pub mod aside;
+mod bulk;
 pub mod changes;
 pub mod checkpoint;
 pub mod commits;

@@ -1,15 +1,18 @@
 //! Rebuild, verify and digest (spec/store.md "Rebuild and verify";
 //! docs/store.md "Verify and rebuild without locking writers out").
 //!
-//! Neither holds the write lock while it re-folds (issue 14): both copy a
-//! consistent snapshot of the database into an aside file next to it
-//! (`VACUUM INTO`, one read transaction) and re-fold there. `verify`
-//! compares digests on the copy and never writes the store; `rebuild` then
-//! swaps the aside projection in with one short write transaction that also
-//! folds the events that arrived since the snapshot. The aside copy and its
-//! cleanup (drop, signal, next run) are `aside.rs`.
+//! Neither holds the write lock while it re-folds (issue 14): both re-fold
+//! in an aside file next to the database and read the live store in one
+//! read transaction. `verify` copies a consistent snapshot of the whole
+//! database there (`VACUUM INTO`), compares digests on the copy and never
+//! writes the store; `rebuild` (issue 23) gives the aside file only the
+//! projection's schema, folds the live snapshot's events into it (the
+//! bulk fold, `bulk.rs`), then swaps the aside projection in with one
+//! short write transaction that also folds the events that arrived since
+//! the snapshot. The aside file and its cleanup (drop, signal, next run)
+//! are `aside.rs`.
 
-use rusqlite::types::ValueRef;
+use rusqlite::types::{Value, ValueRef};
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 use sha2::{Digest, Sha256};
 
@@ -18,7 +21,7 @@ use super::error::StoreError;
 use super::event::hex;
 use super::handle::Store;
 use super::progress::{Stage, report};
-use super::refold::{fold_events_after, rebuild_in, schema_objects};
+use super::refold::{fold_events_after, rebuild_in, refold_whole, schema_objects};
 
 /// The outcome of [`Store::verify`]: `ok` when the live projection equals a
 /// fresh fold of the log (and the FTS index is consistent); `before`/`after`
@@ -53,6 +56,9 @@ const PROJECTION_TABLES: [&str; 11] = [
     "named_views",
     "view_state",
 ];
+
+/// The FTS5 tables over the projection (external content).
+const FTS_TABLES: [&str; 2] = ["obs_fts", "task_fts"];
 
 /// The FTS5 shadow tables of `obs_fts` and `task_fts` (external content:
 /// no content table). A rebuild copies them from the aside indexes, which
@@ -228,6 +234,15 @@ fn stored_columns(conn: &Connection, table: &str) -> Result<String, StoreError> 
         .join(", "))
 }
 
+/// True when `table` in `main` has a generated column.
+fn has_generated_columns(conn: &Connection, table: &str) -> Result<bool, StoreError> {
+    Ok(conn.query_row(
+        "SELECT count(*) > 0 FROM pragma_table_xinfo(?1, 'main') WHERE hidden IN (2, 3)",
+        [table],
+        |r| r.get(0),
+    )?)
+}
+
 /// The CREATE TRIGGER statements on the projection tables of `schema`.
 fn projection_triggers(
     conn: &Connection,
@@ -240,6 +255,47 @@ fn projection_triggers(
     let mut stmt = conn.prepare(&sql)?;
     let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<Result<Vec<_>, _>>()?)
+}
+
+/// Creates on `target` (an empty aside file) `source`'s schema of the
+/// projection: its tables, the FTS tables over them, their unique indexes
+/// and triggers (each from its stored SQL, so the aside has the columns
+/// of whatever migrations made the live store), and the FTS tables'
+/// settings (the ranking). The FTS shadow tables come with their virtual
+/// tables. The non-unique indexes are left out: nothing reads the aside
+/// through them (the digest sorts), and the swap builds the live ones.
+/// Errors: [`StoreError::Sqlite`].
+fn copy_projection_schema(source: &Connection, target: &Connection) -> Result<(), StoreError> {
+    let tables = PROJECTION_TABLES.map(|t| format!("'{t}'")).join(", ");
+    let sql = format!(
+        "SELECT sql FROM main.sqlite_master
+         WHERE sql IS NOT NULL AND (tbl_name IN ({tables}) OR name IN ({}))
+           AND NOT (type = 'index' AND sql NOT LIKE 'CREATE UNIQUE%')
+         ORDER BY CASE type WHEN 'table' THEN 0 WHEN 'index' THEN 1 ELSE 2 END, rowid",
+        FTS_TABLES.map(|t| format!("'{t}'")).join(", ")
+    );
+    let objects = source
+        .prepare(&sql)?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<Vec<_>, _>>()?;
+    for sql in objects {
+        target.execute_batch(&sql)?;
+    }
+    for fts in FTS_TABLES {
+        let settings = source
+            .prepare(&format!(
+                "SELECT k, v FROM main.{fts}_config WHERE k <> 'version' ORDER BY k"
+            ))?
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Value>(1)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        for (k, v) in settings {
+            target.execute(
+                &format!("INSERT INTO {fts}({fts}, rank) VALUES (?1, ?2)"),
+                params![k, v],
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// Re-folds the whole log on an aside copy ([`rebuild_in`]: triggers and
@@ -286,11 +342,20 @@ fn swap_in(conn: &Connection, through: i64) -> Result<usize, StoreError> {
         ))?;
     }
     for t in PROJECTION_TABLES {
-        // Generated columns (tasks.edge_count) are computed, never inserted.
-        let cols = stored_columns(&tx, t)?;
-        tx.execute_batch(&format!(
-            "INSERT INTO main.{t} ({cols}) SELECT {cols} FROM aside.{t}"
-        ))?;
+        // The aside's tables were made from the live ones' SQL, so their
+        // columns match one for one: `INSERT … SELECT *` into the emptied
+        // table lets SQLite copy the records and the unique keys' entries
+        // as they are (its transfer optimisation: no decoding, appends in
+        // order; docs/performance.md). Generated columns
+        // (tasks.edge_count) are computed, never inserted: such a table
+        // names its stored columns (and is copied row by row).
+        let sql = if has_generated_columns(&tx, t)? {
+            let cols = stored_columns(&tx, t)?;
+            format!("INSERT INTO main.{t} ({cols}) SELECT {cols} FROM aside.{t}")
+        } else {
+            format!("INSERT INTO main.{t} SELECT * FROM aside.{t}")
+        };
+        tx.execute_batch(&sql)?;
     }
     for t in FTS_SHADOW_TABLES {
         tx.execute_batch(&format!(
@@ -311,35 +376,63 @@ fn swap_in(conn: &Connection, through: i64) -> Result<usize, StoreError> {
 impl Store {
     /// Rebuilds the projection from the log without holding the write lock
     /// while it re-folds (spec/store.md "Rebuild and verify", issue 14):
-    /// snapshots the database into an aside file (a read transaction),
-    /// re-folds every event there ordered by `(ts, event_id)` and builds its
-    /// FTS index once, then swaps the aside projection and index in with one
-    /// short `BEGIN IMMEDIATE` transaction that also folds the events that
-    /// arrived since the snapshot. Writers wait only for the swap.
+    /// folds every event of a read snapshot of the live store, ordered by
+    /// `(ts, event_id)`, into an aside file holding only the projection
+    /// (issue 23: nothing is copied) and builds its FTS index once, then
+    /// swaps the aside projection and index in with one short `BEGIN
+    /// IMMEDIATE` transaction that also folds the events that arrived
+    /// since the snapshot. Writers wait only for the swap.
     /// Errors: [`StoreError::Sqlite`].
     pub fn rebuild(&self) -> Result<(), StoreError> {
         self.rebuild_digest().map(|_| ())
     }
 
     /// [`Store::rebuild`], returning the projection digest after it
-    /// ([`Store::digest`]). Issue 23: the digest is taken on the aside
-    /// copy on a second thread while the swap runs (the swap copies the
-    /// aside tables as they are, so the digests are equal); only when
-    /// events arrived after the snapshot (folded on top by the swap) is
-    /// the live projection digested again. Errors: [`StoreError::Sqlite`].
+    /// ([`Store::digest`]). Issue 23: the events are read from the live
+    /// store in ONE read transaction (its snapshot; WAL writers carry on)
+    /// and folded by the bulk fold into an aside file that holds only the
+    /// projection's schema ([`copy_projection_schema`]); nothing of the
+    /// live store is copied. The digest is taken on the aside copy on a
+    /// second thread while the swap runs (the swap copies the aside tables
+    /// as they are, so the digests are equal); only when events arrived
+    /// after the snapshot (folded on top by the swap) is the live
+    /// projection digested again. Errors: [`StoreError::Sqlite`].
     pub fn rebuild_digest(&self) -> Result<String, StoreError> {
-        report(Stage::Snapshot, 0, 0);
-        let aside = Aside::snapshot(self.path())?;
-        let aside_conn = aside.open()?;
-        let through = refold_aside(&aside_conn)?;
+        let source = Connection::open(self.path())?;
+        source.busy_timeout(super::schema::BUSY_TIMEOUT)?;
+        source.execute_batch(&format!("PRAGMA mmap_size={}", super::aside::MMAP_SIZE))?;
+        let snapshot = Transaction::new_unchecked(&source, TransactionBehavior::Deferred)?;
+        // The first read takes the snapshot every read below sees.
+        let through: i64 =
+            snapshot.query_row("SELECT coalesce(max(seq), 0) FROM main.events", [], |r| {
+                r.get(0)
+            })?;
+        let (aside, aside_conn) =
+            Aside::for_projection(self.path(), |c| copy_projection_schema(&snapshot, c))?;
+        {
+            let tx = Transaction::new_unchecked(&aside_conn, TransactionBehavior::Immediate)?;
+            refold_whole(&tx, &snapshot)?;
+            tx.commit()?;
+        }
+        snapshot.rollback()?;
+        drop(source);
         report(Stage::Swap, 0, 0);
         let conn = Connection::open(self.path())?;
         conn.busy_timeout(super::schema::BUSY_TIMEOUT)?;
         conn.pragma_update(None, "foreign_keys", "OFF")?;
+        // The store's own setting (spec/store.md "SQLite settings"): in WAL
+        // mode a commit is not synced (a checkpoint is), and a crash
+        // loses at most the newest commits, never the database's
+        // consistency; the swap's commit was the rebuild's one FULL sync.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.execute(
             "ATTACH DATABASE ?1 AS aside",
             params![aside.path.to_string_lossy().into_owned()],
         )?;
+        conn.execute_batch(&format!(
+            "PRAGMA aside.mmap_size={}",
+            super::aside::MMAP_SIZE
+        ))?;
         let (swapped, aside_digest) = std::thread::scope(|s| {
             let digest = s.spawn(move || digest_of(&aside_conn));
             let swapped = swap_in(&conn, through);

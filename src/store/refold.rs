@@ -4,8 +4,9 @@
 //! bulk ingest and a write that appends a split share. Sits on `fold`;
 //! `rebuild` (verify, digest, the aside swap) sits on it.
 
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 
+use super::bulk::BulkFold;
 use super::error::StoreError;
 use super::fold::{FoldInput, fold};
 
@@ -29,25 +30,6 @@ pub(crate) const CLEAR_PROJECTION: &str = "
 /// indexes a whole refold takes off while it folds (rebuilt once after).
 const PROJECTION: &str = "'tasks', 'task_texts', 'task_fold', 'edges', 'edge_state', \
      'sever_state', 'observations', 'handoffs', 'task_metadata', 'named_views', 'view_state'";
-
-/// The counter columns of `tasks` (schema version 2), computed in one pass
-/// each from the folded projection: the same values the `counters_*`
-/// triggers keep row by row (every counter starts at 0 in a new row).
-const FILL_COUNTERS: &str = "
-    UPDATE tasks SET obs_count = c.n
-      FROM (SELECT task_id, count(*) AS n FROM observations GROUP BY task_id) AS c
-     WHERE c.task_id = tasks.id;
-    UPDATE tasks SET child_count = c.n
-      FROM (SELECT parent_task_id AS id, count(*) AS n FROM tasks
-             WHERE parent_task_id IS NOT NULL GROUP BY parent_task_id) AS c
-     WHERE c.id = tasks.id;
-    UPDATE tasks SET lateral_out = c.n
-      FROM (SELECT src_id, count(*) AS n FROM edges GROUP BY src_id) AS c
-     WHERE c.src_id = tasks.id;
-    UPDATE tasks SET lateral_in = c.n
-      FROM (SELECT dst_id, count(*) AS n FROM edges GROUP BY dst_id) AS c
-     WHERE c.dst_id = tasks.id;
-";
 
 /// `(name, table, sql)` of the `type` (`trigger`, `index`) objects on the
 /// projection tables that a refold takes off (indexes: the non-unique
@@ -76,56 +58,116 @@ fn ident(name: &str) -> String {
 /// Empties the projection and re-folds every event ordered by
 /// `(ts, event_id)`, then rebuilds the FTS indexes (`obs_fts`, `task_fts`).
 /// Runs on `conn` inside the caller's transaction or savepoint.
+pub(crate) fn rebuild_in(conn: &Connection) -> Result<(), StoreError> {
+    refold_whole(conn, conn)
+}
+
+/// Empties the projection on `target` and folds into it every event of
+/// `source`'s `main.events` (the same connection, or a read transaction
+/// on the live store while `target` is an aside file: `rebuild`), ordered
+/// by `(ts, event_id)` with the splits applied, then builds the indexes.
+/// Runs inside the caller's transactions.
 ///
 /// Speed (spec/store.md "Write and rebuild speed"; issue 23): every
 /// trigger on the projection (the FTS ones and the `counters_*`) and every
 /// non-unique index is dropped while the events fold, then restored from
-/// its own stored SQL: each index is built once by a sort, the counter
-/// columns are filled by one grouped pass each ([`FILL_COUNTERS`]) and
-/// the FTS indexes are built once ('rebuild'). The result is the same
-/// projection the triggers would have kept row by row.
-pub(crate) fn rebuild_in(conn: &Connection) -> Result<(), StoreError> {
-    let triggers = schema_objects(conn, "trigger")?;
-    let indexes = schema_objects(conn, "index")?;
-    conn.execute_batch(
+/// its own stored SQL: each index is built once by a sort and the FTS
+/// indexes are built once ('rebuild'). The events fold through the bulk
+/// fold (`bulk.rs`), which keeps the registers in memory and writes each
+/// row once, the counter columns with it. The result is the same
+/// projection the live fold and the triggers would have kept row by row.
+pub(crate) fn refold_whole(target: &Connection, source: &Connection) -> Result<(), StoreError> {
+    let triggers = schema_objects(target, "trigger")?;
+    let indexes = schema_objects(target, "index")?;
+    target.execute_batch(
         "INSERT INTO obs_fts(obs_fts) VALUES ('delete-all');
          INSERT INTO task_fts(task_fts) VALUES ('delete-all');",
     )?;
     for (name, _, _) in &triggers {
-        conn.execute_batch(&format!("DROP TRIGGER {}", ident(name)))?;
+        target.execute_batch(&format!("DROP TRIGGER {}", ident(name)))?;
     }
     // Emptied with the indexes still there: deleting a task checks the
     // foreign keys that point at it, through those indexes.
-    conn.execute_batch(CLEAR_PROJECTION)?;
+    target.execute_batch(CLEAR_PROJECTION)?;
     for (name, _, _) in &indexes {
-        conn.execute_batch(&format!("DROP INDEX {}", ident(name)))?;
+        target.execute_batch(&format!("DROP INDEX {}", ident(name)))?;
     }
-    fold_events_after(conn, 0)?;
+    target.set_prepared_statement_cache_capacity(FOLD_STATEMENTS);
+    let mut bulk = BulkFold::new();
+    let total = if super::progress::wanted() {
+        source.query_row("SELECT count(*) FROM main.events", [], |r| {
+            r.get::<_, i64>(0)
+        })?
+    } else {
+        0
+    };
+    each_event(
+        source,
+        "SELECT event_id, task_id, type, ts, data, event_key FROM main.events
+         ORDER BY ts, event_id",
+        [],
+        u64::try_from(total).unwrap_or(0),
+        |ev| bulk.fold(target, ev),
+    )?;
+    bulk.finish(target)?;
     super::progress::report(super::progress::Stage::Index, 0, 0);
-    // The indexes of the other tables first (the counter passes read
-    // them), then the counters, then the indexes of `tasks` (two of them
-    // sort by the counters).
-    for (_, _, sql) in indexes.iter().filter(|(_, t, _)| t != "tasks") {
-        conn.execute_batch(sql)?;
-    }
-    conn.execute_batch(FILL_COUNTERS)?;
-    for (_, _, sql) in indexes.iter().filter(|(_, t, _)| t == "tasks") {
-        conn.execute_batch(sql)?;
+    for (_, _, sql) in &indexes {
+        target.execute_batch(sql)?;
     }
     for (_, _, sql) in &triggers {
-        conn.execute_batch(sql)?;
+        target.execute_batch(sql)?;
     }
-    conn.execute_batch(
-        "INSERT INTO obs_fts(obs_fts) VALUES ('rebuild');
-         INSERT INTO task_fts(task_fts) VALUES ('rebuild');",
-    )?;
+    for fts in ["obs_fts", "task_fts"] {
+        build_fts(target, fts)?;
+    }
     super::progress::report(super::progress::Stage::Done, 0, 0);
     Ok(())
 }
 
-/// Folds the events whose `seq` is above `through` (0: every event) on
-/// `conn`, ordered by `(ts, event_id)` (the fold is order-independent, so
-/// late events land correctly). Returns how many were folded.
+/// The in-memory term hash an FTS5 'rebuild' fills before it writes a
+/// segment (`hashsize`, bytes; FTS5's default is 1 MiB): with the default,
+/// 1M observations make a hundred small segments that the automerge then
+/// merges and merges again; with 64 MiB a few, and the 'rebuild' of
+/// `obs_fts` takes about half the time (4.6 → 2.5 s of CPU at 100k tasks).
+const REBUILD_HASH_BYTES: i64 = 64 << 20;
+
+/// Builds the FTS5 index `fts` once from its content table ('rebuild')
+/// with a [`REBUILD_HASH_BYTES`] hash, then puts the `hashsize` setting
+/// back as it was (a row a migration or a user set is restored through
+/// FTS5; none is deleted from `{fts}_config`, so the stored settings are
+/// the same as before; this connection's FTS5 may keep the larger hash
+/// until it next reads the settings, which only lets one transaction's
+/// writes wait longer in memory before a segment is written).
+fn build_fts(conn: &Connection, fts: &str) -> Result<(), StoreError> {
+    let before: Option<rusqlite::types::Value> = conn
+        .query_row(
+            &format!("SELECT v FROM {fts}_config WHERE k = 'hashsize'"),
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    conn.execute(
+        &format!("INSERT INTO {fts}({fts}, rank) VALUES ('hashsize', ?1)"),
+        params![REBUILD_HASH_BYTES],
+    )?;
+    conn.execute_batch(&format!("INSERT INTO {fts}({fts}) VALUES ('rebuild')"))?;
+    match before {
+        Some(v) => conn.execute(
+            &format!("INSERT INTO {fts}({fts}, rank) VALUES ('hashsize', ?1)"),
+            params![v],
+        )?,
+        None => conn.execute(
+            &format!("DELETE FROM {fts}_config WHERE k = 'hashsize'"),
+            [],
+        )?,
+    };
+    Ok(())
+}
+
+/// Folds the events whose `seq` is above `through` on `conn` (the few
+/// that arrived during a rebuild), ordered by `(ts, event_id)` (the fold
+/// is order-independent, so late events land correctly). Returns how many
+/// were folded.
 pub(crate) fn fold_events_after(conn: &Connection, through: i64) -> Result<usize, StoreError> {
     let total = if super::progress::wanted() {
         conn.query_row(
@@ -138,8 +180,11 @@ pub(crate) fn fold_events_after(conn: &Connection, through: i64) -> Result<usize
     };
     fold_selected(
         conn,
+        // `+ts`: the range of `seq` (the rowid) read and sorted, not the
+        // whole `events_order` index walked for the few late events (the
+        // planner's choice for a bound `?1`: 1.3 s at 100k tasks).
         "SELECT event_id, task_id, type, ts, data, event_key FROM main.events WHERE seq > ?1
-         ORDER BY ts, event_id",
+         ORDER BY +ts, +event_id",
         params![through],
         u64::try_from(total).unwrap_or(0),
     )
@@ -158,6 +203,22 @@ fn fold_selected(
     // The fold runs about twenty statements in turn: more than rusqlite's
     // default cache of 16 would re-prepare them over and over.
     conn.set_prepared_statement_cache_capacity(FOLD_STATEMENTS);
+    each_event(conn, sql, args, total, |ev| fold(conn, ev))
+}
+
+/// Calls `f` on each event `sql` selects on `conn` as `(event_id,
+/// task_id, type, ts, data, event_key)` with `args` bound, in order, as it
+/// folds: an event a `task.split` lists (the splits of `conn`'s
+/// `main.events`) under its new slug ([`super::split::Remap`]); malformed
+/// data as JSON `null`. Reports [`super::progress::Stage::Fold`] of
+/// `total`. Returns how many events it read.
+fn each_event(
+    conn: &Connection,
+    sql: &str,
+    args: impl rusqlite::Params,
+    total: u64,
+    mut f: impl FnMut(&FoldInput<'_>) -> Result<(), StoreError>,
+) -> Result<usize, StoreError> {
     let remap = super::split::Remap::load(conn)?;
     let mut stmt = conn.prepare(sql)?;
     let mut rows = stmt.query(args)?;
@@ -181,16 +242,13 @@ fn fold_selected(
             Some((t, d)) => (t.as_str(), d),
             None => (task_id.as_str(), &data),
         };
-        fold(
-            conn,
-            &FoldInput {
-                event_id: &event_id,
-                task_id,
-                event_type: &event_type,
-                ts,
-                data,
-            },
-        )?;
+        f(&FoldInput {
+            event_id: &event_id,
+            task_id,
+            event_type: &event_type,
+            ts,
+            data,
+        })?;
         n += 1;
         ticker.tick(n as u64);
     }

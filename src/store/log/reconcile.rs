@@ -119,156 +119,38 @@ impl Store {
     /// [`Store::ingest_logs`]; with `clear`, the database's events are
     /// deleted first in the same transaction and every file is read, so the
     /// log becomes exactly the union of the files' valid lines.
+    ///
+    /// A database without events (a fresh clone's, being built; issue 23)
+    /// is filled as the files are read ([`Store::ingest_streaming`]), so
+    /// memory holds a few files' lines at a time instead of every line.
     fn ingest(&self, logs: &Logs, all: bool, clear: bool) -> Result<ReconcileReport, StoreError> {
         let all = all || clear;
-        let mut report = ReconcileReport::default();
+        // A database without events (a fresh clone's, being built) holds
+        // no key or id a line could collide with.
+        let db_empty = !clear
+            && !self
+                .conn
+                .query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |r| {
+                    r.get::<_, bool>(0)
+                })?;
         let cached = self.sync_state.borrow_mut().watermarks.take();
         let mut marks = match cached {
             Some(m) => m,
             None => load_watermarks(&self.conn)?,
         };
         let mut changed: Vec<(String, (i128, u64))> = Vec::new();
-        let mut missing: Vec<ParsedLine> = Vec::new();
-        let mut seen: HashSet<String> = HashSet::new();
-        let result = (|| -> Result<(), StoreError> {
-            // A database without events (a fresh clone's, being built)
-            // holds no key or id a line could collide with.
-            let db_empty = !clear
-                && !self
-                    .conn
-                    .query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |r| {
-                        r.get::<_, bool>(0)
-                    })?;
-            let mut known = self
-                .conn
-                .prepare_cached("SELECT 1 FROM events WHERE event_key = ?1")?;
-            let mut id_owner = self
-                .conn
-                .prepare_cached("SELECT event_key FROM events WHERE event_id = ?1")?;
-            let mut ids = IdSet::default();
-            for (folder, path, scan) in scan_files(log_files(logs)?, &marks, all)? {
-                let (st, good, bad) = match scan {
-                    Scan::Unchanged => continue,
-                    Scan::Refused(reason) => {
-                        eprintln!("cairn: skipped log file: {reason}");
-                        report.malformed += 1;
-                        continue;
-                    }
-                    Scan::Read { stamp, good, bad } => (stamp, good, bad),
-                };
-                report.files_read += 1;
-                for m in &bad {
-                    eprintln!("cairn: skipped malformed log line {m}");
-                }
-                report.malformed += bad.len();
-                for p in good {
-                    if seen.contains(&p.line.event_key)
-                        || (!clear && !db_empty && known.exists(params![p.line.event_key])?)
-                    {
-                        continue;
-                    }
-                    // One event id, one event (hostile run M3): a line whose
-                    // id the database or an earlier line holds with other
-                    // content is skipped and named; the database's own event
-                    // is never replaced, not even by `rebuild --from-logs`.
-                    let taken: Option<String> = if db_empty {
-                        None
-                    } else {
-                        id_owner
-                            .query_row(params![p.line.event_id], |r| r.get(0))
-                            .optional()?
-                    };
-                    let why = match taken {
-                        Some(k) if k != p.line.event_key => {
-                            Some("the database holds a different event under that id")
-                        }
-                        _ if !ids.insert(&p.line.event_id) => {
-                            Some("an earlier log line holds a different event under that id")
-                        }
-                        _ => None,
-                    };
-                    if let Some(why) = why {
-                        eprintln!(
-                            "cairn: skipped log line in {}: event id {:?}: {why}",
-                            path.display(),
-                            p.line.event_id
-                        );
-                        report.malformed += 1;
-                        continue;
-                    }
-                    seen.insert(p.line.event_key.clone());
-                    missing.push(p);
-                }
-                changed.push((folder, st));
-            }
-            if changed.is_empty() && !clear {
-                return Ok(());
-            }
-            if clear {
-                drop(known);
-                drop(id_owner);
-                refuse_to_drop(&self.conn, &seen)?;
-            } else {
-                // Two clones created one slug: the split goes to the log
-                // first (the log is the record), then in with the lines.
-                let (splits, notes) = crate::store::split::detect(&self.conn, &missing)?;
-                for split in splits {
-                    super::append::append_lines(logs, std::slice::from_ref(&split.line))?;
-                    missing.push(split);
-                }
-                for note in notes {
-                    eprintln!("{note}");
-                }
-            }
-            let tx =
-                rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-            if clear {
-                tx.execute("DELETE FROM events", [])?;
-                tx.execute(
-                    "DELETE FROM schema_meta WHERE key = ?1",
-                    params![EXPORT_MARK],
-                )?;
-            }
-            let max_before: i64 =
-                tx.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
-            let mark = export_mark(&tx)?;
-            let bulk = clear
-                || missing.len() > BULK
-                || missing
-                    .iter()
-                    .any(|p| p.line.event_type == crate::store::event::types::SPLIT);
-            let mut ticker = bulk.then(|| Ticker::new(Stage::Insert, missing.len() as u64));
-            for p in &missing {
-                if insert_line(&tx, p, !bulk)? {
-                    report.ingested += 1;
-                }
-                if let Some(t) = ticker.as_mut() {
-                    t.tick(report.ingested as u64);
-                }
-            }
-            if bulk {
-                rebuild_in(&tx)?;
-            }
-            for (folder, (m, s)) in &changed {
-                set_meta(
-                    &tx,
-                    &format!("{WATERMARK_PREFIX}{folder}"),
-                    &format!("{m} {s}"),
-                )?;
-            }
-            // Ingested events came from the logs: when every older event was
-            // already exported, the mark may move past them too.
-            if mark >= max_before {
-                let max_after: i64 =
-                    tx.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
-                set_meta(&tx, EXPORT_MARK, &max_after.to_string())?;
-            }
-            tx.commit()?;
-            Ok(())
-        })();
+        let streamed = if db_empty {
+            self.ingest_streaming(logs, all, &marks, &mut changed)
+        } else {
+            Ok(None)
+        };
+        let result = match streamed {
+            Ok(None) => self.ingest_collected(logs, all, clear, &marks, &mut changed),
+            other => other.map(|r| r.unwrap_or_default()),
+        };
         report_progress(Stage::Done, 0, 0);
         match result {
-            Ok(()) => {
+            Ok(report) => {
                 let mut state = self.sync_state.borrow_mut();
                 for (folder, st) in changed {
                     state.pending.remove(&folder);
@@ -279,6 +161,187 @@ impl Store {
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// The ingest of a database that holds events (or of `rebuild
+    /// --from-logs`, `clear`): every file read first, the lines the
+    /// database lacks collected, the splits a merge calls for detected
+    /// against the database's own events, then one transaction inserts
+    /// them (and, with `clear`, first deletes the database's events).
+    /// Fills `changed` with the files read and their stamps.
+    fn ingest_collected(
+        &self,
+        logs: &Logs,
+        all: bool,
+        clear: bool,
+        marks: &HashMap<String, (i128, u64)>,
+        changed: &mut Vec<(String, (i128, u64))>,
+    ) -> Result<ReconcileReport, StoreError> {
+        let mut report = ReconcileReport::default();
+        let mut missing: Vec<ParsedLine> = Vec::new();
+        let mut admit = Admit::new(&self.conn, clear, false)?;
+        scan_each(log_files(logs)?, marks, all, |folder, path, scan| {
+            if let Some(good) = admit.file(&mut report, &folder, scan, changed)? {
+                for p in good {
+                    if admit.line(&mut report, &path, &p)? {
+                        missing.push(p);
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        if changed.is_empty() && !clear {
+            return Ok(report);
+        }
+        let seen = admit.into_seen();
+        if clear {
+            refuse_to_drop(&self.conn, &seen)?;
+        } else {
+            // Two clones created one slug: the split goes to the log
+            // first (the log is the record), then in with the lines.
+            let (splits, notes) = crate::store::split::detect(&self.conn, &missing)?;
+            for split in splits {
+                super::append::append_lines(logs, std::slice::from_ref(&split.line))?;
+                missing.push(split);
+            }
+            for note in notes {
+                eprintln!("{note}");
+            }
+        }
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        if clear {
+            tx.execute("DELETE FROM events", [])?;
+            tx.execute(
+                "DELETE FROM schema_meta WHERE key = ?1",
+                params![EXPORT_MARK],
+            )?;
+        }
+        let max_before: i64 =
+            tx.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
+        let mark = export_mark(&tx)?;
+        let bulk = clear
+            || missing.len() > BULK
+            || missing
+                .iter()
+                .any(|p| p.line.event_type == crate::store::event::types::SPLIT);
+        // Emptied (`clear`), the events table fills without its secondary
+        // indexes, each built once after: every key and id is unique
+        // among the lines (`Admit`).
+        let indexes = if clear {
+            event_indexes(&tx)?
+        } else {
+            Vec::new()
+        };
+        for (name, _) in &indexes {
+            tx.execute_batch(&format!("DROP INDEX \"{}\"", name.replace('"', "\"\"")))?;
+        }
+        let mut ticker = bulk.then(|| Ticker::new(Stage::Insert, missing.len() as u64));
+        for p in &missing {
+            if insert_line(&tx, p, !bulk)? {
+                report.ingested += 1;
+            }
+            if let Some(t) = ticker.as_mut() {
+                t.tick(report.ingested as u64);
+            }
+        }
+        for (_, sql) in &indexes {
+            tx.execute_batch(sql)?;
+        }
+        if bulk {
+            rebuild_in(&tx)?;
+        }
+        finish_ingest(tx, changed, mark, max_before)?;
+        Ok(report)
+    }
+
+    /// The ingest of a database without events (a fresh clone's build, a
+    /// deleted `cairn.db`; issue 23): one transaction from the start, each
+    /// file's new lines inserted as the reading threads deliver the files
+    /// (in the files' order, [`scan_each`]), with the events table's
+    /// secondary indexes dropped meanwhile and built once after; then the
+    /// lines fold as [`Store::ingest_collected`] folds them (more than
+    /// [`BULK`] or a split: the bulk fold; else one by one in file order).
+    /// No split is detected: there is no database side to split from.
+    /// Fills `changed` with the files read and their stamps. No log file:
+    /// nothing done, no lock taken. `None` (nothing done) when the
+    /// database holds events once the write lock is had (another process
+    /// ingested meanwhile): the caller runs [`Store::ingest_collected`].
+    fn ingest_streaming(
+        &self,
+        logs: &Logs,
+        all: bool,
+        marks: &HashMap<String, (i128, u64)>,
+        changed: &mut Vec<(String, (i128, u64))>,
+    ) -> Result<Option<ReconcileReport>, StoreError> {
+        let mut report = ReconcileReport::default();
+        let files = log_files(logs)?;
+        if files.is_empty() {
+            return Ok(Some(report));
+        }
+        let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
+        // Checked again under the lock: the lines go in without their
+        // unique keys' indexes, so no other event may be there.
+        if tx.query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |r| {
+            r.get::<_, bool>(0)
+        })? {
+            return Ok(None);
+        }
+        let mark = export_mark(&tx)?;
+        let indexes = event_indexes(&tx)?;
+        for (name, _) in &indexes {
+            tx.execute_batch(&format!("DROP INDEX \"{}\"", name.replace('"', "\"\"")))?;
+        }
+        // The lines to fold one by one, while there are few (`BULK`).
+        let mut few: Option<Vec<ParsedLine>> = Some(Vec::new());
+        let mut split = false;
+        let mut admit = Admit::new(&self.conn, false, true)?;
+        scan_each(files, marks, all, |folder, path, scan| {
+            if let Some(good) = admit.file(&mut report, &folder, scan, changed)? {
+                for p in good {
+                    if !admit.line(&mut report, &path, &p)? {
+                        continue;
+                    }
+                    if insert_line(&tx, &p, false)? {
+                        report.ingested += 1;
+                        split |= p.line.event_type == crate::store::event::types::SPLIT;
+                        few = few
+                            .take()
+                            .map(|mut v| {
+                                v.push(p);
+                                v
+                            })
+                            .filter(|v| v.len() <= BULK);
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        drop(admit);
+        if changed.is_empty() {
+            return Ok(Some(report));
+        }
+        for (_, sql) in &indexes {
+            tx.execute_batch(sql)?;
+        }
+        match few {
+            Some(lines) if !split => {
+                for p in &lines {
+                    crate::store::fold::fold(
+                        &tx,
+                        &FoldInput {
+                            event_id: &p.line.event_id,
+                            task_id: &p.line.task_id,
+                            event_type: &p.line.event_type,
+                            ts: p.line.ts,
+                            data: &p.data,
+                        },
+                    )?;
+                }
+            }
+            _ => rebuild_in(&tx)?,
+        }
+        finish_ingest(tx, changed, mark, 0)?;
+        Ok(Some(report))
     }
 
     /// The export pass: appends every database event above the export mark
@@ -461,23 +524,34 @@ enum Scan {
     },
 }
 
-/// The files one scan read, in order: `(folder, path, what it found)`.
-type Scanned = Vec<(String, PathBuf, Scan)>;
+/// What one file's scan gives: `(folder, path, what it found)`.
+type Scanned = (String, PathBuf, Scan);
 
 /// Below this many files the scan runs on the calling thread.
 const PARALLEL_FILES: usize = 256;
 
+/// How many files a reading thread scans at a time and hands over.
+const BATCH_FILES: usize = 64;
+
+/// How many scanned batches a reading thread may have waiting to be
+/// taken (what bounds the lines held in memory: threads × this × a batch).
+const BATCHES_AHEAD: usize = 2;
+
 /// Stats, reads and parses the log `files` (those whose stamp differs from
 /// `marks`, or all when `all`), on up to four threads when there are many
 /// (parsing a line checks its JSON, its content key and the write
-/// boundary's rules: the bulk of a fresh clone's build). The results keep
-/// the files' order, so what follows is the same whatever the threads did.
-/// A vanished file is left out. Errors: [`StoreError::Io`].
-fn scan_files(
+/// boundary's rules: the bulk of a fresh clone's build), and calls `each`
+/// on every file's result in the files' order, on the calling thread, as
+/// the threads deliver them: what follows is the same whatever the threads
+/// did, and only a few batches of files ([`BATCH_FILES`] ×
+/// [`BATCHES_AHEAD`] per thread) are held at once. A vanished file is left
+/// out. Errors: [`StoreError::Io`], or `each`'s (the threads stop).
+fn scan_each(
     files: Vec<(String, PathBuf)>,
     marks: &HashMap<String, (i128, u64)>,
     all: bool,
-) -> Result<Scanned, StoreError> {
+    mut each: impl FnMut(String, PathBuf, Scan) -> Result<(), StoreError>,
+) -> Result<(), StoreError> {
     let total = files.len() as u64;
     let done = AtomicU64::new(0);
     let every = (total / 200).max(100);
@@ -485,86 +559,316 @@ fn scan_files(
     if progress {
         report_progress(Stage::ReadLogs, 0, total);
     }
-    let one =
-        |(folder, path): (String, PathBuf)| -> Result<Option<(String, PathBuf, Scan)>, StoreError> {
-            if progress {
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if n.is_multiple_of(every) || n == total {
-                    report_progress(Stage::ReadLogs, n, total);
-                }
+    let one = |(folder, path): (String, PathBuf)| -> Result<Option<Scanned>, StoreError> {
+        if progress {
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if n.is_multiple_of(every) || n == total {
+                report_progress(Stage::ReadLogs, n, total);
             }
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
-                return Ok(None);
-            };
-            let st = stamp(&meta);
-            if !all && marks.get(&folder) == Some(&st) {
-                return Ok(Some((folder, path, Scan::Unchanged)));
-            }
-            let scan = match read_log(&path)? {
-                LogRead::Missing => return Ok(None),
-                LogRead::Refused(reason) => Scan::Refused(reason),
-                LogRead::Text(text) => {
-                    let (good, bad) = parse_log(&path, &text);
-                    Scan::Read {
-                        stamp: st,
-                        good,
-                        bad,
-                    }
-                }
-            };
-            Ok(Some((folder, path, scan)))
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            return Ok(None);
         };
+        let st = stamp(&meta);
+        if !all && marks.get(&folder) == Some(&st) {
+            return Ok(Some((folder, path, Scan::Unchanged)));
+        }
+        let scan = match read_log(&path)? {
+            LogRead::Missing => return Ok(None),
+            LogRead::Refused(reason) => Scan::Refused(reason),
+            LogRead::Text(text) => {
+                let (good, bad) = parse_log(&path, &text);
+                Scan::Read {
+                    stamp: st,
+                    good,
+                    bad,
+                }
+            }
+        };
+        Ok(Some((folder, path, scan)))
+    };
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(4);
     if threads < 2 || files.len() < PARALLEL_FILES {
-        let mut out = Vec::with_capacity(files.len());
         for f in files {
-            out.extend(one(f)?);
+            if let Some((folder, path, scan)) = one(f)? {
+                each(folder, path, scan)?;
+            }
         }
-        return Ok(out);
+        return Ok(());
     }
-    let per = files.len().div_ceil(threads);
-    let mut chunks: Vec<Vec<(String, PathBuf)>> = Vec::new();
+    // Batch b goes to thread b % threads, which scans its batches in turn
+    // and sends each on its own channel; the caller takes batch b from
+    // channel b % threads: the files' order, each thread at most
+    // `BATCHES_AHEAD` batches ahead.
+    let mut batches: Vec<Vec<Vec<(String, PathBuf)>>> = (0..threads).map(|_| Vec::new()).collect();
     let mut files = files.into_iter();
+    let mut count = 0;
     loop {
-        let chunk: Vec<_> = files.by_ref().take(per).collect();
-        if chunk.is_empty() {
+        let batch: Vec<_> = files.by_ref().take(BATCH_FILES).collect();
+        if batch.is_empty() {
             break;
         }
-        chunks.push(chunk);
+        batches[count % threads].push(batch);
+        count += 1;
     }
     let one = &one;
-    let results: Vec<Result<Scanned, StoreError>> = std::thread::scope(|s| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| {
-                s.spawn(move || {
-                    let mut out = Vec::with_capacity(chunk.len());
-                    for f in chunk {
-                        out.extend(one(f)?);
+    let failed = || {
+        StoreError::io(
+            Path::new("tasks"),
+            std::io::Error::other("a log-reading thread failed"),
+        )
+    };
+    std::thread::scope(|s| {
+        let mut receivers = Vec::with_capacity(threads);
+        let mut handles = Vec::with_capacity(threads);
+        for mine in batches {
+            let (send, receive) =
+                std::sync::mpsc::sync_channel::<Result<Vec<Scanned>, StoreError>>(BATCHES_AHEAD);
+            receivers.push(receive);
+            handles.push(s.spawn(move || {
+                for batch in mine {
+                    let mut out = Vec::with_capacity(batch.len());
+                    let mut result = Ok(());
+                    for f in batch {
+                        match one(f) {
+                            Ok(scanned) => out.extend(scanned),
+                            Err(e) => {
+                                result = Err(e);
+                                break;
+                            }
+                        }
                     }
-                    Ok(out)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| {
-                    Err(StoreError::io(
-                        Path::new("tasks"),
-                        std::io::Error::other("a log-reading thread failed"),
-                    ))
-                })
-            })
-            .collect()
-    });
-    let mut out = Vec::new();
-    for r in results {
-        out.extend(r?);
+                    let stop = result.is_err();
+                    // A closed channel: the caller stopped (an error).
+                    if send.send(result.map(|()| out)).is_err() || stop {
+                        return;
+                    }
+                }
+            }));
+        }
+        let consumed = (|| -> Result<(), StoreError> {
+            let receivers = receivers;
+            for b in 0..count {
+                let scanned = receivers[b % threads].recv().map_err(|_| failed())??;
+                for (folder, path, scan) in scanned {
+                    each(folder, path, scan)?;
+                }
+            }
+            Ok(())
+        })();
+        let mut joined = Ok(());
+        for h in handles {
+            if h.join().is_err() {
+                joined = Err(failed());
+            }
+        }
+        consumed.and(joined)
+    })
+}
+
+/// The checks one ingest runs on the files and lines it reads, in order:
+/// a line whose content key the database or an earlier line holds is
+/// skipped silently; one whose event id another event holds is skipped
+/// and named (hostile run M3).
+struct Admit<'c> {
+    /// `SELECT 1 FROM events WHERE event_key = ?`.
+    known: rusqlite::CachedStatement<'c>,
+    /// `SELECT event_key FROM events WHERE event_id = ?`.
+    id_owner: rusqlite::CachedStatement<'c>,
+    /// The content keys taken so far.
+    seen: KeySet,
+    /// The event ids taken so far.
+    ids: IdSet,
+    /// No database event to compare with (a database without events).
+    db_empty: bool,
+    /// `rebuild --from-logs`: the database's events are replaced.
+    clear: bool,
+}
+
+impl<'c> Admit<'c> {
+    /// The checks against the events of `conn` (none when `db_empty` or
+    /// with `clear`). Errors: [`StoreError::Sqlite`].
+    fn new(conn: &'c Connection, clear: bool, db_empty: bool) -> Result<Admit<'c>, StoreError> {
+        Ok(Admit {
+            known: conn.prepare_cached("SELECT 1 FROM events WHERE event_key = ?1")?,
+            id_owner: conn.prepare_cached("SELECT event_key FROM events WHERE event_id = ?1")?,
+            seen: KeySet::default(),
+            ids: IdSet::default(),
+            db_empty,
+            clear,
+        })
     }
-    Ok(out)
+
+    /// One file's scan: its valid lines to check, or `None` (unchanged or
+    /// refused: named on stderr). Counts it in `report` and records its
+    /// stamp in `changed`; names its malformed lines on stderr.
+    fn file(
+        &mut self,
+        report: &mut ReconcileReport,
+        folder: &str,
+        scan: Scan,
+        changed: &mut Vec<(String, (i128, u64))>,
+    ) -> Result<Option<Vec<ParsedLine>>, StoreError> {
+        let (st, good, bad) = match scan {
+            Scan::Unchanged => return Ok(None),
+            Scan::Refused(reason) => {
+                eprintln!("cairn: skipped log file: {reason}");
+                report.malformed += 1;
+                return Ok(None);
+            }
+            Scan::Read { stamp, good, bad } => (stamp, good, bad),
+        };
+        report.files_read += 1;
+        for m in &bad {
+            eprintln!("cairn: skipped malformed log line {m}");
+        }
+        report.malformed += bad.len();
+        changed.push((folder.to_string(), st));
+        Ok(Some(good))
+    }
+
+    /// True when the line `p` of the log at `path` is new and may go in
+    /// (then its key and id are taken); false for a known line or one
+    /// whose id is another event's (named on stderr, counted in `report`).
+    fn line(
+        &mut self,
+        report: &mut ReconcileReport,
+        path: &Path,
+        p: &ParsedLine,
+    ) -> Result<bool, StoreError> {
+        let compare = !self.clear && !self.db_empty;
+        if self.seen.contains(&p.line.event_key)
+            || (compare && self.known.exists(params![p.line.event_key])?)
+        {
+            return Ok(false);
+        }
+        // One event id, one event (hostile run M3): a line whose id the
+        // database or an earlier line holds with other content is skipped
+        // and named; the database's own event is never replaced, not even
+        // by `rebuild --from-logs`.
+        let taken: Option<String> = if self.db_empty {
+            None
+        } else {
+            self.id_owner
+                .query_row(params![p.line.event_id], |r| r.get(0))
+                .optional()?
+        };
+        let why = match taken {
+            Some(k) if k != p.line.event_key => {
+                Some("the database holds a different event under that id")
+            }
+            _ if !self.ids.insert(&p.line.event_id) => {
+                Some("an earlier log line holds a different event under that id")
+            }
+            _ => None,
+        };
+        if let Some(why) = why {
+            eprintln!(
+                "cairn: skipped log line in {}: event id {:?}: {why}",
+                path.display(),
+                p.line.event_id
+            );
+            report.malformed += 1;
+            return Ok(false);
+        }
+        self.seen.insert(&p.line.event_key);
+        Ok(true)
+    }
+
+    /// The content keys taken (the statements released).
+    fn into_seen(self) -> KeySet {
+        self.seen
+    }
+}
+
+/// The end of an ingest's transaction: the files' new watermarks, the
+/// export mark moved past the ingested events when every older event
+/// (`seq` up to `max_before`) was already exported (`mark`), commit.
+/// Errors: [`StoreError::Sqlite`].
+fn finish_ingest(
+    tx: rusqlite::Transaction<'_>,
+    changed: &[(String, (i128, u64))],
+    mark: i64,
+    max_before: i64,
+) -> Result<(), StoreError> {
+    for (folder, (m, s)) in changed {
+        set_meta(
+            &tx,
+            &format!("{WATERMARK_PREFIX}{folder}"),
+            &format!("{m} {s}"),
+        )?;
+    }
+    // Ingested events came from the logs: when every older event was
+    // already exported, the mark may move past them too.
+    if mark >= max_before {
+        let max_after: i64 =
+            tx.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
+        set_meta(&tx, EXPORT_MARK, &max_after.to_string())?;
+    }
+    tx.commit()?;
+    Ok(())
+}
+
+/// `(name, sql)` of the events table's indexes declared by `CREATE
+/// [UNIQUE] INDEX` (not the ones its constraints make): what an ingest
+/// into an empty table (a fresh clone's build, `rebuild --from-logs`)
+/// drops while it inserts and builds once after (a sort each instead of a
+/// random insert per row; the ingest itself keeps every key and id
+/// unique, [`Admit`]). Errors: [`StoreError::Sqlite`].
+fn event_indexes(conn: &Connection) -> Result<Vec<(String, String)>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT name, sql FROM main.sqlite_master
+         WHERE type = 'index' AND tbl_name = 'events' AND sql IS NOT NULL ORDER BY name",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<Result<_, _>>()?)
+}
+
+/// The content keys one ingest scan has taken: 64-hex keys as 32 bytes (a
+/// 100k-task build holds 1.6M of them), any other key as text.
+#[derive(Default)]
+struct KeySet {
+    hashes: HashSet<[u8; 32]>,
+    other: HashSet<String>,
+}
+
+impl KeySet {
+    /// The 32 bytes of a 64-hex key (lower case only: the form
+    /// `event_key` writes; any other text is kept as text).
+    fn bytes(key: &str) -> Option<[u8; 32]> {
+        let b = key.as_bytes();
+        if b.len() != 64 {
+            return None;
+        }
+        let nibble = |c: u8| match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        };
+        let mut out = [0u8; 32];
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = (nibble(b[2 * i])? << 4) | nibble(b[2 * i + 1])?;
+        }
+        Some(out)
+    }
+
+    /// Adds `key`.
+    fn insert(&mut self, key: &str) {
+        match KeySet::bytes(key) {
+            Some(h) => self.hashes.insert(h),
+            None => self.other.insert(key.to_string()),
+        };
+    }
+
+    /// True when `key` was added.
+    fn contains(&self, key: &str) -> bool {
+        match KeySet::bytes(key) {
+            Some(h) => self.hashes.contains(&h),
+            None => self.other.contains(key),
+        }
+    }
 }
 
 /// The event ids one ingest scan has taken: ULIDs as 128-bit numbers (a
@@ -590,7 +894,7 @@ impl IdSet {
 /// events are replaced by those lines. Errors:
 /// [`StoreError::RebuildWouldDrop`] naming how many are missing and the
 /// first one's task, [`StoreError::Sqlite`].
-fn refuse_to_drop(conn: &Connection, in_logs: &HashSet<String>) -> Result<(), StoreError> {
+fn refuse_to_drop(conn: &Connection, in_logs: &KeySet) -> Result<(), StoreError> {
     let mut stmt = conn.prepare("SELECT event_key, task_id FROM events ORDER BY seq")?;
     let mut rows = stmt.query([])?;
     let mut missing = 0;
