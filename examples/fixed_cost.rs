@@ -94,13 +94,37 @@ fn ours_pg(engine: &Engine, store: &cairn::store::pg::PgStore, session: &Session
     std::hint::black_box(engine.run_value_pg(store, session, tq, Surface::Read).ok());
 }
 
+/// `CAIRN_FRESH=1`: every run on a new read-only connection (the first
+/// query of a process), ours compiling each time, hand preparing each time.
+fn fresh() -> bool {
+    std::env::var_os("CAIRN_FRESH").is_some()
+}
+
 #[inline(never)]
 fn ours(engine: &Engine, store: &Store, session: &Session, tq: &str) {
+    if fresh() {
+        let Ok(mut conn) = store.reader() else { return };
+        if let Ok(p) = engine.prepare(&conn, session, tq, Surface::Read) {
+            std::hint::black_box(engine.execute_read(&mut conn, &p).ok());
+        }
+        return;
+    }
     std::hint::black_box(engine.run_value(store, session, tq, Surface::Read).ok());
 }
 
 #[inline(never)]
 fn hand(conn: &Connection, sql: &str, current: &str) -> rusqlite::Result<()> {
+    if fresh() {
+        let c = Connection::open_with_flags(
+            conn.path().unwrap_or_default(),
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        return hand_on(&c, sql, current);
+    }
+    hand_on(conn, sql, current)
+}
+
+fn hand_on(conn: &Connection, sql: &str, current: &str) -> rusqlite::Result<()> {
     let mut st = conn.prepare_cached(sql)?;
     let n = st.column_count();
     let mut rows = if st.parameter_count() > 0 {
