@@ -19,6 +19,7 @@ pub mod serve;
 pub mod served;
 pub mod server;
 pub mod session_route;
+mod stdio_pipes;
 pub mod subscriptions;
 pub mod titles;
 

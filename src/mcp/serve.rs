@@ -118,17 +118,34 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         .build()
         .map_err(ServeError::Runtime)?;
     rt.block_on(async move {
-        let transport = LineTransport::new(tokio::io::stdin(), tokio::io::stdout());
-        let running = match super::served::Served(server).serve(transport).await {
-            Ok(r) => r,
-            // The client closed stdin before initializing: nothing to serve.
-            Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-            Err(e) => return Err(ServeError::Mcp(e.to_string())),
-        };
-        running
-            .waiting()
-            .await
-            .map_err(|e| ServeError::Mcp(e.to_string()))?;
-        Ok(())
+        match super::stdio_pipes::pipes() {
+            Some((read, write, _restore)) => run(server, LineTransport::new(read, write)).await,
+            None => {
+                run(
+                    server,
+                    LineTransport::new(tokio::io::stdin(), tokio::io::stdout()),
+                )
+                .await
+            }
+        }
     })
+}
+
+/// Serves `server` over `transport` until the client closes its side.
+async fn run<R, W>(server: CairnServer, transport: LineTransport<R, W>) -> Result<(), ServeError>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let running = match super::served::Served(server).serve(transport).await {
+        Ok(r) => r,
+        // The client closed stdin before initializing: nothing to serve.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(e) => return Err(ServeError::Mcp(e.to_string())),
+    };
+    running
+        .waiting()
+        .await
+        .map_err(|e| ServeError::Mcp(e.to_string()))?;
+    Ok(())
 }

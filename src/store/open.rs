@@ -77,6 +77,7 @@ impl Store {
         }
         let mut conn = Connection::open(path)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        super::schema::stable_plans(&conn)?;
         require_fts5(&conn)?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
@@ -158,6 +159,7 @@ impl Store {
             OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
+        super::schema::stable_plans(&conn)?;
         require_fts5(&conn)?;
         if read_version(&conn)? == 0 && !logs.as_ref().is_some_and(holds_logs) {
             return Ok((Store::open_absent()?, ReadOpen::Absent));

@@ -308,6 +308,7 @@ pub(crate) fn open_read_only(path: &Path) -> Result<Connection, StoreError> {
             | OpenFlags::SQLITE_OPEN_URI,
     )?;
     conn.busy_timeout(BUSY_TIMEOUT)?;
+    super::schema::stable_plans(&conn)?;
     conn.pragma_update(None, "query_only", "ON")?;
     Ok(conn)
 }

@@ -13,6 +13,24 @@ use std::time::Duration;
 /// spec/store.md "SQLite settings").
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Turns on SQLite's query planner stability guarantee (QPSG) for `conn`:
+/// a prepared statement keeps the plan it was prepared with whatever values
+/// are bound to it. Without it SQLite marks a statement "expired" when a
+/// bound value might change its plan (a `LIMIT ?`, an indexed column
+/// compared with `?`, STAT4 being compiled in) and, because rusqlite clears
+/// the bindings of every cached statement it takes back, parses and plans
+/// it again at its next run: three statements of every write (issue 23,
+/// docs/store.md "SQLite settings"). The plans are the ones chosen without
+/// the values, which cairn's statements are written for (the store runs no
+/// `ANALYZE`). Errors: [`rusqlite::Error`].
+pub fn stable_plans(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
+    Ok(())
+}
+
 /// The schema version this build writes and expects (`schema_meta.version`).
 /// Version 2 added the counter columns of [`V2_COUNTERS`]; version 3 the
 /// claim register of [`V3_CLAIMS`]; version 4 the identifier parts of

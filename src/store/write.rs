@@ -390,9 +390,9 @@ impl Store {
         }
         // Refused before it is acknowledged when a line could not be logged
         // or read back (issue 19): dropping `wtx` rolls the transaction back.
-        super::log::check_loggable(self.logs.as_ref(), &wtx.lines)?;
+        let files = super::log::check_loggable(self.logs.as_ref(), &wtx.lines)?;
         wtx.tx.commit().map_err(StoreError::from)?;
-        self.after_commit(&wtx.lines, guard)?;
+        self.after_commit(&wtx.lines, guard, files)?;
         Ok(value)
     }
 

@@ -76,6 +76,25 @@ impl AppendGuard {
 /// and write `[\n]LINES` in one `write` with `O_APPEND`. Creates the task's
 /// folder and file when missing. Errors: [`StoreError::Io`].
 pub fn append_lines(logs: &Logs, lines: &[LogLine]) -> Result<Vec<Appended>, StoreError> {
+    append_lines_into(logs, lines, LogFiles::default())
+}
+
+/// The logs a write will append to, opened (and created) by
+/// [`check_loggable`] before its commit and written by [`append_lines_into`]
+/// after it, so a write opens each of its files once (issue 23).
+#[derive(Debug, Default)]
+pub(crate) struct LogFiles {
+    open: BTreeMap<String, File>,
+}
+
+/// [`append_lines`] through the files `files` already holds open (any
+/// other subject's log is opened here). A held file that was unlinked
+/// meanwhile (replaced by a rename) is opened again by its path.
+pub(crate) fn append_lines_into(
+    logs: &Logs,
+    lines: &[LogLine],
+    mut files: LogFiles,
+) -> Result<Vec<Appended>, StoreError> {
     let mut per_file: BTreeMap<&str, String> = BTreeMap::new();
     for l in lines {
         per_file
@@ -85,7 +104,11 @@ pub fn append_lines(logs: &Logs, lines: &[LogLine]) -> Result<Vec<Appended>, Sto
     }
     let mut out = Vec::with_capacity(per_file.len());
     for (slug, text) in per_file {
-        let (before, after) = append_text(&logs.log_path(slug), &text)?;
+        let path = logs.log_path(slug);
+        let (before, after) = match files.open.remove(slug) {
+            Some(file) => append_locked(&path, file, &text, true)?,
+            None => append_text(&path, &text)?,
+        };
         out.push(Appended {
             folder: super::dir_name(slug),
             before,
@@ -98,11 +121,29 @@ pub fn append_lines(logs: &Logs, lines: &[LogLine]) -> Result<Vec<Appended>, Sto
 /// Appends `text` (whole lines) to the log at `path` as [`append_lines`]
 /// does for one file. Errors: [`StoreError::Io`].
 pub(crate) fn append_text(path: &Path, text: &str) -> Result<(Stamp, Stamp), StoreError> {
+    append_locked(path, open_for_append(path)?, text, false)
+}
+
+/// Locks `file` (the log at `path`) exclusively and appends `text`;
+/// `reopen`: when the file has no link left (a rename replaced it since it
+/// was opened), the log at `path` is opened and written instead.
+fn append_locked(
+    path: &Path,
+    mut file: File,
+    text: &str,
+    reopen: bool,
+) -> Result<(Stamp, Stamp), StoreError> {
+    use std::os::unix::fs::MetadataExt;
     let io = |e| StoreError::io(path, e);
-    let mut file = open_for_append(path)?;
     file.lock().map_err(io)?;
-    let before = super::marks::stamp(&file.metadata().map_err(io)?);
-    let buf = with_repaired_newline(&mut file, text).map_err(io)?;
+    let mut meta = file.metadata().map_err(io)?;
+    if reopen && meta.nlink() == 0 {
+        file = open_for_append(path)?;
+        file.lock().map_err(io)?;
+        meta = file.metadata().map_err(io)?;
+    }
+    let before = super::marks::stamp(&meta);
+    let buf = with_repaired_newline(&mut file, meta.len(), text).map_err(io)?;
     file.write_all(buf.as_bytes()).map_err(io)?;
     let after = super::marks::stamp(&file.metadata().map_err(io)?);
     Ok((before, after))
@@ -122,10 +163,13 @@ pub(crate) fn open_for_append(path: &Path) -> Result<File, StoreError> {
     }
 }
 
-/// `text`, preceded by `\n` when the (locked) file is non-empty and does
-/// not end with one (a torn earlier write).
-pub(crate) fn with_repaired_newline(file: &mut File, text: &str) -> std::io::Result<String> {
-    let len = file.metadata()?.len();
+/// `text`, preceded by `\n` when the (locked) file, `len` bytes long, is
+/// non-empty and does not end with one (a torn earlier write).
+pub(crate) fn with_repaired_newline(
+    file: &mut File,
+    len: u64,
+    text: &str,
+) -> std::io::Result<String> {
     if len == 0 {
         return Ok(text.to_string());
     }
@@ -192,7 +236,7 @@ pub const PAUSE_AFTER_COMMIT: &str = "CAIRN_TEST_PAUSE_AFTER_COMMIT";
 pub(crate) fn check_loggable(
     logs: Option<&Logs>,
     lines: &[(i64, LogLine)],
-) -> Result<(), StoreError> {
+) -> Result<LogFiles, StoreError> {
     let mut per_file: BTreeMap<&str, u64> = BTreeMap::new();
     for (_, l) in lines {
         let len = l.encode().len();
@@ -207,8 +251,9 @@ pub(crate) fn check_loggable(
         }
         *per_file.entry(l.task_id.as_str()).or_default() += len as u64;
     }
+    let mut files = LogFiles::default();
     let Some(logs) = logs else {
-        return Ok(());
+        return Ok(files);
     };
     for (slug, add) in per_file {
         let path = logs.log_path(slug);
@@ -229,8 +274,9 @@ pub(crate) fn check_loggable(
                 super::MAX_LOG_WRITE_BYTES >> 20
             )));
         }
+        files.open.insert(slug.to_string(), file);
     }
-    Ok(())
+    Ok(files)
 }
 
 impl Store {
@@ -243,7 +289,8 @@ impl Store {
             .transpose()
     }
 
-    /// After a commit: appends `lines` to their logs, releases `guard`, and
+    /// After a commit: appends `lines` to their logs (through `files`, the
+    /// logs [`check_loggable`] opened), releases `guard`, and
     /// bumps the epoch (remembering it as seen when nobody else moved it, so
     /// this process's next call does not reconcile its own write). Never
     /// fails the committed write: an append or epoch error is one stderr
@@ -253,6 +300,7 @@ impl Store {
         &self,
         lines: &[(i64, LogLine)],
         guard: Option<AppendGuard>,
+        files: LogFiles,
     ) -> Result<(), StoreError> {
         let Some(logs) = self.logs.as_ref() else {
             return Ok(());
@@ -268,7 +316,7 @@ impl Store {
         // failed append is a gap the next reconcile closes, so it is
         // reported on stderr, not returned.
         let only: Vec<LogLine> = lines.iter().map(|(_, l)| l.clone()).collect();
-        match append_lines(logs, &only) {
+        match append_lines_into(logs, &only, files) {
             Ok(files) => {
                 self.note_own_appends(&files);
                 let first = lines.iter().map(|(s, _)| *s).min().unwrap_or(0);
@@ -338,6 +386,58 @@ mod tests {
         assert_eq!(bump_epoch(&p).unwrap(), (0, 1));
         assert_eq!(bump_epoch(&p).unwrap(), (1, 2));
         assert_eq!(read_epoch(&p), 2);
+    }
+
+    fn line(task: &str, text: &str) -> LogLine {
+        LogLine {
+            event_id: format!("01J0000000000000000000{task}"),
+            event_key: format!("key-{task}-{text}"),
+            task_id: task.to_string(),
+            event_type: "observation".to_string(),
+            ts: 1_767_225_600,
+            session_id: "s".to_string(),
+            prev_session_id: None,
+            data: format!("{{\"text\":\"{text}\"}}"),
+        }
+    }
+
+    /// The files the pre-commit check opened are the ones written after
+    /// the commit; a log replaced by a rename in between (a checkout) gets
+    /// the line in its new file, not in the unlinked old one.
+    #[test]
+    fn the_checked_files_are_written_and_a_replaced_one_is_opened_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = Logs {
+            dir: dir.path().to_path_buf(),
+            git_index: None,
+        };
+        let first = [(1, line("a", "one")), (2, line("b", "two"))];
+        let files = check_loggable(Some(&logs), &first).unwrap();
+        assert_eq!(files.open.len(), 2);
+        let only: Vec<LogLine> = first.iter().map(|(_, l)| l.clone()).collect();
+        let wrote = append_lines_into(&logs, &only, files).unwrap();
+        assert_eq!(wrote.len(), 2);
+        let a = logs.log_path("a");
+        assert_eq!(
+            std::fs::read_to_string(&a).unwrap(),
+            line("a", "one").encode()
+        );
+
+        let second = [(3, line("a", "three"))];
+        let files = check_loggable(Some(&logs), &second).unwrap();
+        let fresh = dir.path().join("replacement");
+        std::fs::write(&fresh, line("a", "one").encode()).unwrap();
+        std::fs::rename(&fresh, &a).unwrap();
+        let only: Vec<LogLine> = second.iter().map(|(_, l)| l.clone()).collect();
+        append_lines_into(&logs, &only, files).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&a).unwrap(),
+            format!(
+                "{}{}",
+                line("a", "one").encode(),
+                line("a", "three").encode()
+            )
+        );
     }
 
     #[test]

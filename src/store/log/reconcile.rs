@@ -939,7 +939,8 @@ fn export_file(path: &Path, lines: &[LogLine]) -> Result<usize, StoreError> {
         }
     }
     if n > 0 {
-        let buf = with_repaired_newline(&mut file, &out).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let buf = with_repaired_newline(&mut file, len, &out).map_err(io)?;
         file.write_all(buf.as_bytes()).map_err(io)?;
     }
     Ok(n)

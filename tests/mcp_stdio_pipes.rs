@@ -1,0 +1,138 @@
+//! `cairn serve` reads and writes stdio pipes from its own thread when both
+//! are pipes (`src/mcp/stdio_pipes.rs`, issue 23) and keeps tokio's
+//! blocking stdio otherwise. Each way answers the same lines; the pipes'
+//! non-blocking mode is taken back when the server ends (the open file is
+//! shared with whoever else holds it).
+
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::{Command, Stdio};
+
+const LINES: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    "\n",
+    r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task_create","arguments":{"name":"wire the cache"}}}"#,
+    "\n",
+);
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    dir
+}
+
+fn today() -> String {
+    let d = time::OffsetDateTime::now_utc().date();
+    format!("{:04}-{:02}-{:02}", d.year(), u8::from(d.month()), d.day())
+}
+
+/// The text of the `tools/call` answer (id 2) among `out`'s lines.
+fn created(out: &str) -> String {
+    let line = out
+        .lines()
+        .find(|l| l.contains(r#""id":2"#))
+        .unwrap_or_else(|| panic!("no answer to id 2 in {out:?}"));
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    v["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// A pipe: (read end, write end).
+fn pipe() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2(2) writes;
+    // close-on-exec, so no child keeps an end it was not given.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: pipe(2) succeeded; each descriptor is owned once.
+    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+}
+
+fn nonblocking(fd: &OwnedFd) -> bool {
+    // SAFETY: F_GETFL on a descriptor we own.
+    let flags = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) };
+    assert!(flags >= 0);
+    flags & libc::O_NONBLOCK != 0
+}
+
+#[test]
+fn stdin_and_stdout_as_files() {
+    let dir = project();
+    let input = dir.path().join("in.ndjson");
+    std::fs::write(&input, LINES).unwrap();
+    let output = dir.path().join("out.ndjson");
+    let status = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("serve")
+        .current_dir(dir.path())
+        .env_remove("CAIRN_DB")
+        .stdin(std::fs::File::open(&input).unwrap())
+        .stdout(std::fs::File::create(&output).unwrap())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = std::fs::read_to_string(&output).unwrap();
+    assert_eq!(created(&out), format!("Created {}-wire-cache.", today()));
+}
+
+#[test]
+fn stdout_and_stderr_on_one_pipe() {
+    let dir = project();
+    let (read, write) = pipe();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("serve")
+        .current_dir(dir.path())
+        .env_remove("CAIRN_DB")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::from(write.try_clone().unwrap()))
+        .stderr(Stdio::from(write))
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(LINES.as_bytes()).unwrap();
+    drop(stdin);
+    let mut out = String::new();
+    std::fs::File::from(read).read_to_string(&mut out).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(created(&out), format!("Created {}-wire-cache.", today()));
+}
+
+/// The server's stdin and stdout are this test's own pipe ends (one open
+/// file each, shared): they are non-blocking while it serves and blocking
+/// again once it has ended.
+#[test]
+fn shared_pipes_are_left_blocking() {
+    let dir = project();
+    let (in_read, in_write) = pipe();
+    let (out_read, out_write) = pipe();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("serve")
+        .current_dir(dir.path())
+        .env_remove("CAIRN_DB")
+        .stdin(Stdio::from(in_read.try_clone().unwrap()))
+        .stdout(Stdio::from(out_write.try_clone().unwrap()))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut to = std::fs::File::from(in_write);
+    to.write_all(LINES.as_bytes()).unwrap();
+    let mut from = std::io::BufReader::new(std::fs::File::from(out_read.try_clone().unwrap()));
+    let mut out = String::new();
+    while !out.contains(r#""id":2"#) {
+        let mut line = String::new();
+        assert!(std::io::BufRead::read_line(&mut from, &mut line).unwrap() > 0);
+        out.push_str(&line);
+    }
+    assert!(
+        nonblocking(&in_read),
+        "stdin is read through epoll while serving"
+    );
+    drop(to);
+    assert!(child.wait().unwrap().success());
+    assert!(!nonblocking(&in_read), "stdin left non-blocking");
+    assert!(!nonblocking(&out_write), "stdout left non-blocking");
+    assert_eq!(created(&out), format!("Created {}-wire-cache.", today()));
+}
