@@ -640,7 +640,9 @@ impl Subscriptions {
             };
             let touched = counter.high_water().and_then(|high| {
                 let slugs: Vec<String> = tasks.iter().map(|(_, s)| s.clone()).collect();
-                Ok((high, counter.touched(mark, &slugs)?))
+                // Up to `high`, never past it: an event committed after
+                // the high-water read is the next poll's, not seen twice.
+                Ok((high, counter.touched(mark, high, &slugs)?))
             });
             match touched {
                 Ok((high, touched)) => {

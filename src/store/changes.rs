@@ -27,7 +27,7 @@ FROM events e JOIN json_each(?2) s
                  json_extract(e.data, '$.target_id'),
                  (SELECT p.slug FROM tasks c JOIN tasks p ON p.id = c.parent_task_id
                   WHERE c.slug = e.task_id))
-WHERE e.seq > ?1
+WHERE e.seq > ?1 AND e.seq <= ?3
 GROUP BY s.value
 ORDER BY s.value";
 
@@ -166,19 +166,28 @@ impl ChangeCounter {
         }
     }
 
-    /// The slugs among `slugs` that events after `since` touched (see
-    /// [`TOUCHED_SQL`]), sorted. Errors: [`StoreError::Sqlite`].
-    pub fn touched(&self, since: i64, slugs: &[String]) -> Result<Vec<String>, StoreError> {
+    /// The slugs among `slugs` that the events after `since` and up to
+    /// `upto` (both `seq`s) touched (see [`TOUCHED_SQL`]), sorted. A caller
+    /// reads `upto` with [`ChangeCounter::high_water`] first and keeps it as
+    /// its next `since`: an event committed between the two reads is left
+    /// for the next look instead of being seen twice. Errors:
+    /// [`StoreError::Sqlite`].
+    pub fn touched(
+        &self,
+        since: i64,
+        upto: i64,
+        slugs: &[String],
+    ) -> Result<Vec<String>, StoreError> {
         if slugs.is_empty() {
             return Ok(Vec::new());
         }
         let conn = match &self.inner {
             Inner::Sqlite { conn, .. } => conn,
-            Inner::Pg(l, t) => return Self::pg_retry(l, t, |g| g.touched(since, slugs)),
+            Inner::Pg(l, t) => return Self::pg_retry(l, t, |g| g.touched(since, upto, slugs)),
         };
         let list = serde_json::Value::from(slugs.to_vec()).to_string();
         let mut stmt = conn.prepare_cached(TOUCHED_SQL)?;
-        let rows = stmt.query_map(params![since, list], |r| r.get::<_, String>(0))?;
+        let rows = stmt.query_map(params![since, list, upto], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 }
@@ -241,14 +250,14 @@ mod tests {
         let mark = counter.high_water().unwrap();
         assert_eq!(mark, 4);
         let all: Vec<String> = ["a", "b", "c", "kid"].map(String::from).to_vec();
-        assert_eq!(counter.touched(0, &all).unwrap(), all);
-        assert!(counter.touched(mark, &all).unwrap().is_empty());
+        assert_eq!(counter.touched(0, i64::MAX, &all).unwrap(), all);
+        assert!(counter.touched(mark, i64::MAX, &all).unwrap().is_empty());
         // A link from b to c touches both; a fork a → kid touches both.
         store
             .write(&[NewEvent::link("s", 2, "b", "c", EdgeType::DependsOn)])
             .unwrap();
         assert_eq!(
-            counter.touched(mark, &all).unwrap(),
+            counter.touched(mark, i64::MAX, &all).unwrap(),
             vec!["b".to_string(), "c".to_string()]
         );
         let mark = counter.high_water().unwrap();
@@ -256,7 +265,7 @@ mod tests {
             .write(&[NewEvent::fork("s", 3, "a", "kid", EdgeType::PhaseOf)])
             .unwrap();
         assert_eq!(
-            counter.touched(mark, &all).unwrap(),
+            counter.touched(mark, i64::MAX, &all).unwrap(),
             vec!["a".to_string(), "kid".to_string()]
         );
         // An observation on the child touches its parent too.
@@ -265,12 +274,22 @@ mod tests {
             .write(&[NewEvent::observation("s", 4, "kid", "note")])
             .unwrap();
         assert_eq!(
-            counter.touched(mark, &all).unwrap(),
+            counter.touched(mark, i64::MAX, &all).unwrap(),
             vec!["a".to_string(), "kid".to_string()]
         );
         assert_eq!(
-            counter.touched(mark, &["b".to_string()]).unwrap(),
+            counter.touched(mark, i64::MAX, &["b".to_string()]).unwrap(),
             Vec::<String>::new()
+        );
+        // Only events up to `upto`: one committed after a poll's high-water
+        // read is that poll's to leave, so the next poll reports it once.
+        assert_eq!(
+            counter.touched(mark, mark, &all).unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            counter.touched(mark, mark + 1, &all).unwrap(),
+            vec!["a".to_string(), "kid".to_string()]
         );
         // Live claims: judged at `now`, gone once lapsed or dormant.
         store
@@ -295,7 +314,7 @@ mod tests {
         // A slug with quotes is a bound value, not SQL.
         assert!(
             counter
-                .touched(0, &["x' OR 1=1 --".to_string()])
+                .touched(0, i64::MAX, &["x' OR 1=1 --".to_string()])
                 .unwrap()
                 .is_empty()
         );

@@ -107,9 +107,15 @@ impl Listener {
     }
 
     /// `store::changes::TOUCHED_SQL` on PostgreSQL: the slugs among
-    /// `slugs` that events after `since` touched, sorted (byte order).
+    /// `slugs` that events after `since` and up to `upto` touched, sorted
+    /// (byte order).
     /// Errors: [`StoreError::Postgres`].
-    pub fn touched(&mut self, since: i64, slugs: &[String]) -> Result<Vec<String>, StoreError> {
+    pub fn touched(
+        &mut self,
+        since: i64,
+        upto: i64,
+        slugs: &[String],
+    ) -> Result<Vec<String>, StoreError> {
         if slugs.is_empty() {
             return Ok(Vec::new());
         }
@@ -120,10 +126,10 @@ impl Listener {
                    ON s.v IN (e.task_id, e.data::jsonb ->> 'child_id', e.data::jsonb ->> 'target_id',
                               (SELECT p.slug FROM tasks c JOIN tasks p ON p.id = c.parent_task_id
                                WHERE c.slug = e.task_id))
-                 WHERE e.seq > $1
+                 WHERE e.seq > $1 AND e.seq <= $3
                  GROUP BY s.v
                  ORDER BY s.v COLLATE \"C\"",
-                &[&since, &slugs],
+                &[&since, &slugs, &upto],
             )
             .map_err(pg_err)?
             .iter()
