@@ -75,7 +75,7 @@ fn a_burst_of_writes_keeps_the_wal_bounded() {
     }
     let wal = dir.path().join(".cairn").join("cairn.db-wal");
     let pages = std::fs::metadata(&wal).unwrap().len() / 4096;
-    let bound = u64::try_from(cairn::store::checkpoint::CHECKPOINT_PAGES).unwrap() * 6;
+    let bound = u64::try_from(cairn::store::checkpoint::BACKSTOP_PAGES).unwrap() + 2000;
     assert!(
         pages <= bound,
         "the WAL holds {pages} pages after {writes} writes (bound {bound})"
