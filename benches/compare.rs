@@ -158,18 +158,20 @@ fn main() {
                 "answers differ at {n}: {}",
                 c.name
             );
-            let t_ours = median_ms(|| {
-                black_box(
-                    engine
-                        .run_value(&store, &session, &c.tq, Surface::Read)
-                        .ok(),
-                );
-            });
-            let t_hand = median_ms(|| {
-                black_box(run_hand(&hand, &c.hand, &g.current));
-            });
+            let (t_ours, t_hand) = median_pair_ms(
+                || {
+                    black_box(
+                        engine
+                            .run_value(&store, &session, &c.tq, Surface::Read)
+                            .ok(),
+                    );
+                },
+                || {
+                    black_box(run_hand(&hand, &c.hand, &g.current));
+                },
+            );
             eprintln!(
-                "{n:>6} {:<45} ours {:>9} ms  hand {:>9} ms  {:>8.1}x  ({} rows)",
+                "{n:>6} {:<45} ours {:>9} ms  hand {:>9} ms  {:>8.2}x  ({} rows)",
                 c.name,
                 fmt_ms(t_ours),
                 fmt_ms(t_hand),
@@ -250,17 +252,19 @@ fn main() {
             let Some(c) = cases.iter().find(|c| c.name == view) else {
                 continue;
             };
-            let ours = median_ms(|| {
-                let mut conn = store.reader().expect("reader");
-                let p = engine
-                    .prepare(&conn, &session, &c.tq, Surface::Read)
-                    .expect("prepare");
-                black_box(engine.execute_read(&mut conn, &p).ok());
-            });
-            let theirs = median_ms(|| {
-                let conn = ro(&g.path);
-                black_box(run_hand(&conn, &c.hand, &g.current));
-            });
+            let (ours, theirs) = median_pair_ms(
+                || {
+                    let mut conn = store.reader().expect("reader");
+                    let p = engine
+                        .prepare(&conn, &session, &c.tq, Surface::Read)
+                        .expect("prepare");
+                    black_box(engine.execute_read(&mut conn, &p).ok());
+                },
+                || {
+                    let conn = ro(&g.path);
+                    black_box(run_hand(&conn, &c.hand, &g.current));
+                },
+            );
             eprintln!(
                 "{n:>6} fresh connection {view}: ours {} ms, hand {} ms",
                 fmt_ms(ours),

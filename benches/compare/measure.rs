@@ -84,6 +84,28 @@ pub fn median_ms_reset(mut f: impl FnMut(), mut reset: impl FnMut()) -> f64 {
     samples[samples.len() / 2]
 }
 
+/// The medians (ms) of `f` and `g` run alternately, `f` then `g`, at least
+/// 5 pairs and up to 400 pairs or 1.5 s: a burst of noise on the shared
+/// machine lands on both sides instead of on one block (the side-by-side
+/// rows: ours and the hand SQL).
+pub fn median_pair_ms(mut f: impl FnMut(), mut g: impl FnMut()) -> (f64, f64) {
+    f();
+    g();
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    let start = Instant::now();
+    while a.len() < 5 || (a.len() < 400 && start.elapsed() < Duration::from_millis(1500)) {
+        let t = Instant::now();
+        f();
+        a.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        g();
+        b.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    a.sort_by(|x, y| x.total_cmp(y));
+    b.sort_by(|x, y| x.total_cmp(y));
+    (a[a.len() / 2], b[b.len() / 2])
+}
+
 pub fn ro(path: &Path) -> Connection {
     let c = Connection::open_with_flags(
         path,

@@ -25,7 +25,7 @@ use postgres::types::Type;
 
 use super::cases::{CLOSURE_CTE, Case, cases};
 use super::claims::CLAIM_ONE;
-use super::measure::{GROUPED, answer_of, fmt_ms, median_ms};
+use super::measure::{GROUPED, answer_of, fmt_ms, median_ms, median_pair_ms};
 use super::realistic;
 
 #[path = "../../tests/common/pg.rs"]
@@ -287,16 +287,18 @@ pub fn run(sizes: &[usize], target_dir: &Path) -> String {
                 "answers differ at {n}: {}",
                 c.name
             );
-            let t_ours = median_ms(|| {
-                black_box(
-                    engine
-                        .run_value_pg(&store, &session, &c.tq, Surface::Read)
-                        .ok(),
-                );
-            });
-            let t_hand = median_ms(|| {
-                black_box(hand.run(&sql, &g.current));
-            });
+            let (t_ours, t_hand) = median_pair_ms(
+                || {
+                    black_box(
+                        engine
+                            .run_value_pg(&store, &session, &c.tq, Surface::Read)
+                            .ok(),
+                    );
+                },
+                || {
+                    black_box(hand.run(&sql, &g.current));
+                },
+            );
             eprintln!(
                 "{n:>6} pg {:<45} ours {:>9} ms  hand {:>9} ms  {:>8.2}x  ({} rows)",
                 c.name,
