@@ -88,22 +88,41 @@ pub fn median_ms_reset(mut f: impl FnMut(), mut reset: impl FnMut()) -> f64 {
 /// 5 pairs and up to 400 pairs or 1.5 s: a burst of noise on the shared
 /// machine lands on both sides instead of on one block (the side-by-side
 /// rows: ours and the hand SQL).
-pub fn median_pair_ms(mut f: impl FnMut(), mut g: impl FnMut()) -> (f64, f64) {
+pub fn median_pair_ms(f: impl FnMut(), g: impl FnMut()) -> (f64, f64) {
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    pair_samples(f, g, 400, Duration::from_millis(1500), &mut a, &mut b);
+    (median(&mut a), median(&mut b))
+}
+
+/// Adds to `a` and `b` the times (ms) of `f` and `g` run alternately, after
+/// one untimed run of each: at least 5 pairs, up to `pairs` or `budget`.
+pub fn pair_samples(
+    mut f: impl FnMut(),
+    mut g: impl FnMut(),
+    pairs: usize,
+    budget: Duration,
+    a: &mut Vec<f64>,
+    b: &mut Vec<f64>,
+) {
     f();
     g();
-    let (mut a, mut b) = (Vec::new(), Vec::new());
     let start = Instant::now();
-    while a.len() < 5 || (a.len() < 400 && start.elapsed() < Duration::from_millis(1500)) {
+    let mut n = 0;
+    while n < 5 || (n < pairs && start.elapsed() < budget) {
         let t = Instant::now();
         f();
         a.push(t.elapsed().as_secs_f64() * 1e3);
         let t = Instant::now();
         g();
         b.push(t.elapsed().as_secs_f64() * 1e3);
+        n += 1;
     }
-    a.sort_by(|x, y| x.total_cmp(y));
-    b.sort_by(|x, y| x.total_cmp(y));
-    (a[a.len() / 2], b[b.len() / 2])
+}
+
+/// The median of `v` (sorted in place); NaN when empty.
+pub fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|x, y| x.total_cmp(y));
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 pub fn ro(path: &Path) -> Connection {
