@@ -87,6 +87,13 @@ pub(crate) struct LogFiles {
     open: BTreeMap<String, File>,
 }
 
+impl LogFiles {
+    /// The most files one write holds open between its check and its
+    /// append (a write of thousands of subjects must not run out of file
+    /// descriptors).
+    pub(crate) const HELD: usize = 16;
+}
+
 /// [`append_lines`] through the files `files` already holds open (any
 /// other subject's log is opened here). A held file that was unlinked
 /// meanwhile (replaced by a rename) is opened again by its path.
@@ -274,7 +281,11 @@ pub(crate) fn check_loggable(
                 super::MAX_LOG_WRITE_BYTES >> 20
             )));
         }
-        files.open.insert(slug.to_string(), file);
+        // A write of many subjects (an import) keeps only the first few
+        // open: the others are opened again after the commit.
+        if files.open.len() < LogFiles::HELD {
+            files.open.insert(slug.to_string(), file);
+        }
     }
     Ok(files)
 }
@@ -411,6 +422,17 @@ mod tests {
             dir: dir.path().to_path_buf(),
             git_index: None,
         };
+        let many: Vec<(i64, LogLine)> = (0..40)
+            .map(|i| (i, line(&format!("m{i:02}"), "x")))
+            .collect();
+        let files = check_loggable(Some(&logs), &many).unwrap();
+        assert_eq!(files.open.len(), LogFiles::HELD);
+        let only: Vec<LogLine> = many.iter().map(|(_, l)| l.clone()).collect();
+        assert_eq!(append_lines_into(&logs, &only, files).unwrap().len(), 40);
+        assert_eq!(
+            std::fs::read_to_string(logs.log_path("m39")).unwrap(),
+            line("m39", "x").encode()
+        );
         let first = [(1, line("a", "one")), (2, line("b", "two"))];
         let files = check_loggable(Some(&logs), &first).unwrap();
         assert_eq!(files.open.len(), 2);
