@@ -220,8 +220,9 @@ impl NameIndex {
     /// Every open task whose name's words score at least `min_score`
     /// against `words` (shared words / all words, the score of
     /// `possibleDuplicates`), by slug. Only the tasks in the posting lists
-    /// of the `a - k + 1` rarest of the `a` words are scored, `k` being the
-    /// fewest shared words the score allows (module doc).
+    /// of the `a - k + 1` rarest of the `a` words are candidates, `k` being
+    /// the fewest shared words the score allows, and a candidate whose
+    /// signature shares too few bits is passed over unread (module doc).
     pub fn similar(&self, words: &BTreeSet<String>, min_score: f64) -> Vec<OpenTask> {
         let a = words.len();
         let mut mine: Vec<Option<u32>> = words.iter().map(|w| self.vocab.get(w).copied()).collect();
