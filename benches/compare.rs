@@ -11,6 +11,7 @@
 //! hand SQL's before anything is timed.
 //!
 //! Environment: `CAIRN_BENCH_SIZES=1000,10000` (default `1000,10000,100000`),
+//! `CAIRN_BENCH_CASES=orphans,plan` (only the side-by-side cases so named),
 //! `CAIRN_BENCH_LABEL=before` (names the report copy written to
 //! `target/bench-report-LABEL.md`), `CAIRN_BENCH_ENGINE=pg` (the PostgreSQL
 //! comparison of `compare/pg.rs` instead: a throwaway cluster, push, every

@@ -381,6 +381,56 @@ fn explain_shows_postgresqls_plan() {
     assert!(ex.optimized.is_some() && ex.ir.is_some());
 }
 
+/// A counter compared with the literal 0 is `= 0` in PostgreSQL's text,
+/// not a bound parameter (the generic plan then walks the counter index:
+/// `Dialect::counter_zero_inline`); any other value stays a parameter;
+/// SQLite keeps the parameter. Same answers on both engines.
+#[test]
+fn a_counter_tested_against_zero_is_spelled_zero_on_postgresql() {
+    let f = common::seeded();
+    let Some(slot) = f.pg_synced() else { return };
+    let pg = slot.as_ref().unwrap();
+    let ex = f
+        .engine
+        .explain_pg(pg, &f.session, r#"(query "orphans")"#, Surface::Read)
+        .unwrap();
+    let st = &ex.statements[0];
+    assert!(st.sql.contains("(t.edge_count = 0)"), "{}", st.sql);
+    assert_eq!(st.params, Vec::<String>::new());
+    let ex = f
+        .engine
+        .explain_pg(
+            pg,
+            &f.session,
+            "(-> (all) (:where (= :obs-count 2)) (:ids))",
+            Surface::Read,
+        )
+        .unwrap();
+    assert!(
+        ex.statements[0].sql.contains("(t.obs_count = $1::bigint)"),
+        "{}",
+        ex.statements[0].sql
+    );
+    assert_eq!(ex.statements[0].params, vec!["2".to_string()]);
+    drop(slot);
+    let ex = f
+        .engine
+        .explain(&f.store, &f.session, r#"(query "orphans")"#, Surface::Read)
+        .unwrap();
+    assert!(
+        ex.statements[0].sql.contains("(t.edge_count = +?1)"),
+        "{}",
+        ex.statements[0].sql
+    );
+    for q in [
+        r#"(query "orphans")"#,
+        "(-> (all) (:where (= :obs-count 0)) (:ids))",
+    ] {
+        let (sqlite, on_pg) = both(&f, q).unwrap();
+        assert_eq!(sqlite, on_pg, "{q}");
+    }
+}
+
 /// Twin mode is on in `pg_*` crates and does compare: a read query counts
 /// one identical answer (fails when the fixture stops comparing, which
 /// would silently empty `pg_tq_conformance`).

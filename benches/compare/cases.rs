@@ -52,6 +52,16 @@ pub fn case(name: &str, tq: &str, hand: String) -> Case {
 }
 
 pub fn cases() -> Vec<Case> {
+    let mut v = all_cases();
+    // `CAIRN_BENCH_CASES=orphans,plan`: only the cases so named.
+    if let Ok(only) = std::env::var("CAIRN_BENCH_CASES") {
+        let names: Vec<&str> = only.split(',').map(str::trim).collect();
+        v.retain(|c| names.contains(&c.name.as_str()));
+    }
+    v
+}
+
+fn all_cases() -> Vec<Case> {
     let mut v = Vec::new();
     let view_sql: BTreeMap<&str, String> = [
         (

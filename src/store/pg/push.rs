@@ -16,7 +16,7 @@ use crate::store::log::LogLine;
 
 /// The tables the planner reads, analyzed after a push.
 const ANALYZE: &str =
-    "ANALYZE tasks, edges, task_metadata, observations, handoffs, named_views, events";
+    "VACUUM (ANALYZE) tasks, edges, task_metadata, observations, handoffs, named_views, events";
 
 /// Events per transaction.
 pub const PUSH_BATCH: usize = 5000;
@@ -120,7 +120,10 @@ impl PgStore {
             // PostgreSQL has none until autovacuum comes by, and plans
             // made without them (e.g. `plan-frontier` at 10k tasks: 11 ms
             // before, 0.4 ms after) are off by orders of magnitude
-            // (docs/performance.md "PostgreSQL (issue 21)").
+            // (docs/performance.md "PostgreSQL (issue 21)"). VACUUM as well:
+            // it sets the loaded rows' hint bits and the visibility map
+            // now, once, instead of autovacuum doing it while the first
+            // readers come (they slowed 2x in the minute after a push).
             self.client().batch_execute(ANALYZE).map_err(pg_err)?;
         }
         Ok(PushReport {

@@ -25,6 +25,16 @@ pub trait Dialect: Sync {
     /// REPREPARE)` counts one per run), so those are `+?N` there (the same
     /// value; the index is still used). PostgreSQL: `p`.
     fn plan_blind(&self, p: &str) -> String;
+    /// A counter column (`NOT NULL`, indexed) compared with the literal 0,
+    /// spelled with `0` in the text rather than a bound parameter: an
+    /// emptiness test whose text the value cannot vary (only the literal 0
+    /// takes this form). PostgreSQL runs a read's generic plan, which
+    /// guesses `edge_count = $1` matches 1/n_distinct of the tasks and
+    /// sorts a bitmap scan (`orphans`); with `= 0` it reads the column's
+    /// statistics and walks the counter index in slug order, as the hand
+    /// SQL does. SQLite plans without values either way: `false` (the
+    /// parameter, [`Dialect::plan_blind`]).
+    fn counter_zero_inline(&self) -> bool;
     /// The join of a stage that holds at most a `LIMIT`'s rows to `tasks`
     /// (`FROM sK x {join} tasks t ON …`): SQLite `CROSS JOIN`, which keeps
     /// the stage the outer loop (its planner cannot read a `LIMIT +?N`, see
@@ -125,6 +135,10 @@ impl Dialect for Sqlite {
 
     fn plan_blind(&self, p: &str) -> String {
         format!("+{p}")
+    }
+
+    fn counter_zero_inline(&self) -> bool {
+        false
     }
 
     fn bounded_join(&self) -> &'static str {

@@ -169,6 +169,10 @@ impl Lower {
         match pred {
             Pred::Eq(v, lit) => {
                 let (e, ty) = self.value(v, row);
+                if matches!(lit, Lit::Int(0)) && self.never_null(v) && self.d.counter_zero_inline()
+                {
+                    return format!("({e} = 0)");
+                }
                 let operand = match (ty, lit) {
                     (FieldType::Text, Lit::Str(s)) => self.text(s),
                     (FieldType::Text, Lit::Int(i)) => self.text(&i.to_string()),

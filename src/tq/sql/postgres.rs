@@ -43,6 +43,10 @@ impl Dialect for Postgres {
         p.to_string()
     }
 
+    fn counter_zero_inline(&self) -> bool {
+        true
+    }
+
     fn bounded_join(&self) -> &'static str {
         "JOIN"
     }
