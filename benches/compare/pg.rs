@@ -68,10 +68,12 @@ clo(id) AS (
         SELECT c.id FROM tasks c WHERE c.parent_task_id = clo.id
         UNION ALL SELECT e.dst_id FROM edges e WHERE e.src_id = clo.id AND e.type IN ('depends-on', 'related')) n)";
 
-/// A warm hand connection with its prepared statements.
+/// A warm hand connection with its prepared statements (the claim), and
+/// the hand statements prepared on the engine's own connection (the reads).
 struct Hand {
     client: postgres::Client,
     stmts: HashMap<String, postgres::Statement>,
+    shared: HashMap<String, postgres::Statement>,
 }
 
 impl Hand {
@@ -83,46 +85,69 @@ impl Hand {
         Hand {
             client,
             stmts: HashMap::new(),
+            shared: HashMap::new(),
         }
     }
 
-    /// Runs `sql` (prepared once) reading every cell; column 0 as text.
+    /// Runs `sql` (prepared once) on the hand connection reading every
+    /// cell; column 0 as text.
     fn run(&mut self, sql: &str, current: &str) -> Vec<String> {
-        if !self.stmts.contains_key(sql) {
-            let st = self
-                .client
-                .prepare(sql)
-                .unwrap_or_else(|e| panic!("prepare hand SQL: {e:?}\n{sql}"));
-            self.stmts.insert(sql.to_string(), st);
-        }
-        let st = &self.stmts[sql];
-        let rows = if st.params().is_empty() {
-            self.client.query(st, &[])
-        } else {
-            self.client.query(st, &[&current])
-        }
-        .unwrap_or_else(|e| panic!("hand SQL: {e:?}\n{sql}"));
-        if sql.starts_with(GROUPED) {
-            return grouped(&rows);
-        }
-        let mut out = Vec::with_capacity(rows.len());
-        for r in &rows {
-            let mut first = String::new();
-            for (i, col) in r.columns().iter().enumerate() {
-                let v = if *col.type_() == Type::INT8 {
-                    r.get::<_, Option<i64>>(i).map(|v| v.to_string())
-                } else {
-                    r.get::<_, Option<String>>(i)
-                };
-                if i == 0 {
-                    first = v.clone().unwrap_or_default();
-                }
-                black_box(v);
-            }
-            out.push(first);
-        }
-        out
+        run_rows(&mut self.client, &mut self.stmts, sql, current)
     }
+
+    /// [`Hand::run`] on the engine's own connection in its read mode
+    /// (`PgStore::read_client` with the engine's time limit, so neither side
+    /// changes the session's settings): the same PostgreSQL backend serves
+    /// both sides. With a connection each, the two backends were placed on
+    /// the two cores differently from run to run and the sub-millisecond
+    /// rows swung from 0.7x to 2.4x between identical runs.
+    fn read(&mut self, store: &PgStore, limit: Duration, sql: &str, current: &str) -> Vec<String> {
+        let mut client = store.read_client(limit).expect("read client");
+        run_rows(&mut client, &mut self.shared, sql, current)
+    }
+}
+
+/// Runs `sql` on `client` (prepared once into `stmts`) reading every cell;
+/// column 0 as text.
+fn run_rows(
+    client: &mut postgres::Client,
+    stmts: &mut HashMap<String, postgres::Statement>,
+    sql: &str,
+    current: &str,
+) -> Vec<String> {
+    if !stmts.contains_key(sql) {
+        let st = client
+            .prepare(sql)
+            .unwrap_or_else(|e| panic!("prepare hand SQL: {e:?}\n{sql}"));
+        stmts.insert(sql.to_string(), st);
+    }
+    let st = &stmts[sql];
+    let rows = if st.params().is_empty() {
+        client.query(st, &[])
+    } else {
+        client.query(st, &[&current])
+    }
+    .unwrap_or_else(|e| panic!("hand SQL: {e:?}\n{sql}"));
+    if sql.starts_with(GROUPED) {
+        return grouped(&rows);
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let mut first = String::new();
+        for (i, col) in r.columns().iter().enumerate() {
+            let v = if *col.type_() == Type::INT8 {
+                r.get::<_, Option<i64>>(i).map(|v| v.to_string())
+            } else {
+                r.get::<_, Option<String>>(i)
+            };
+            if i == 0 {
+                first = v.clone().unwrap_or_default();
+            }
+            black_box(v);
+        }
+        out.push(first);
+    }
+    out
 }
 
 /// [`GROUPED`] rows `(key, slug, ...)` grouped in the client as
@@ -284,7 +309,7 @@ pub fn run(sizes: &[usize], target_dir: &Path) -> String {
             let ours = engine
                 .run_value_pg(&store, &session, &c.tq, Surface::Read)
                 .unwrap_or_else(|d| panic!("{}: {}", c.tq, d.message));
-            let theirs = hand.run(sql, &g.current);
+            let theirs = hand.read(&store, engine.time_limit, sql, &g.current);
             assert_eq!(
                 answer_of(&ours),
                 theirs,
@@ -308,7 +333,7 @@ pub fn run(sizes: &[usize], target_dir: &Path) -> String {
                         );
                     },
                     || {
-                        black_box(hand.run(sql, &g.current));
+                        black_box(hand.read(&store, engine.time_limit, sql, &g.current));
                     },
                     300,
                     Duration::from_millis(700),
