@@ -187,6 +187,20 @@ async fn sigterm_finishes_the_request_in_flight_and_refuses_new_ones() {
     let old = session(&srv.mcp(), &tok, Ears(tx)).await;
     let _ = old.list_tools(None).await.unwrap();
     let agent = stateless(&srv.mcp(), &tok, "builder").await;
+    // The session's own stream (its GET) is open once it hears a change:
+    // a server's message before the client opened that stream has nowhere
+    // to go (the client would not hear the farewell either).
+    let early = format!("{}-early-work", mcpfx::today());
+    let (text, _) = mcpfx::call_tool(&agent, "task_create", json!({"name": "early work"})).await;
+    assert_eq!(text, format!("Created {early}."));
+    let uri = format!("cairn://tasks/{early}");
+    old.subscribe(SubscribeRequestParams::new(uri.clone()))
+        .await
+        .unwrap();
+    let (text, _) =
+        mcpfx::call_tool(&agent, "observe", json!({"task_id": early, "text": "seen"})).await;
+    assert_eq!(text, format!("Observed on {early}."));
+    hear(&mut heard, &format!("updated: {uri}")).await;
     // And a board's live stream hears it too.
     let mut board = reqwest::Client::new()
         .get(format!("{}/board/events", srv.base))
@@ -277,7 +291,7 @@ async fn sigterm_finishes_the_request_in_flight_and_refuses_new_ones() {
     hear(&mut heard, closing).await;
     // The write is there.
     let (code, out, _) = cairn(&url, dir.path(), &["query", "(-> (all) (:ids))"]);
-    assert_eq!((code, out), (0, format!("1 task:\n- {slug}")));
+    assert_eq!((code, out), (0, format!("2 tasks:\n- {early}\n- {slug}")));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
