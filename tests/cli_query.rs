@@ -799,3 +799,42 @@ fn cli_write_paths_refuse_a_phase_of_cycle() {
     );
     assert_eq!(fx.events(), before);
 }
+
+/// A text result over its 16,000-character budget ends with the
+/// continuation line, and `cairn query` says on stderr how to get every
+/// row: `--format json`, which is not cut (all 400 here).
+#[test]
+fn a_cut_text_names_the_json_that_is_not_cut() {
+    let mut fx = Fx::new();
+    for i in 0..400 {
+        fx.create(&format!(
+            "a task with a name long enough to fill the text {i:03}"
+        ));
+    }
+    let o = cairn(&fx, &["query", "(-> (all) (:ids))"], None);
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    let last = o.stdout.trim_end().lines().last().unwrap_or_default();
+    let shown = o.stdout.lines().filter(|l| l.starts_with("- ")).count();
+    assert!(shown < 400, "{shown}");
+    assert_eq!(
+        last,
+        format!(
+            "… truncated: showing {shown} of 400 tasks; narrow the query or add (:take {shown})."
+        )
+    );
+    assert_eq!(
+        o.stderr,
+        "cairn query: the text stops at 16,000 characters; --format json prints every row.\n"
+    );
+    let o = cairn(
+        &fx,
+        &["query", "--format", "json", "(-> (all) (:ids))"],
+        None,
+    );
+    assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+    let v: Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(v.as_array().map(Vec::len), Some(400), "{v}");
+    // Under the budget, nothing on stderr.
+    let o = cairn(&fx, &["query", "(-> (all) (:take 3) (:ids))"], None);
+    assert_eq!((o.code, o.stderr.as_str()), (0, ""));
+}

@@ -135,3 +135,123 @@ fn shared_pipes_are_left_blocking() {
     assert!(!nonblocking(&out_write), "stdout left non-blocking");
     assert_eq!(created(&out), format!("Created {}-wire-cache.", today()));
 }
+
+/// The child's exit status, waiting at most 30 s (a loaded CI machine).
+fn exited(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let t0 = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if t0.elapsed() > std::time::Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("the server did not end within 30 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// SIGTERM or SIGHUP while the client still holds stdin open: the session
+/// ends, the process exits 0, and the shared pipes are blocking again (the
+/// default action would have left them non-blocking for the next reader).
+#[test]
+fn a_stop_signal_ends_the_session_and_leaves_shared_pipes_blocking() {
+    for signal in [libc::SIGTERM, libc::SIGHUP] {
+        let dir = project();
+        let (in_read, in_write) = pipe();
+        let (out_read, out_write) = pipe();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .arg("serve")
+            .current_dir(dir.path())
+            .env_remove("CAIRN_DB")
+            .stdin(Stdio::from(in_read.try_clone().unwrap()))
+            .stdout(Stdio::from(out_write.try_clone().unwrap()))
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut to = std::fs::File::from(in_write);
+        to.write_all(LINES.as_bytes()).unwrap();
+        let mut from = std::io::BufReader::new(std::fs::File::from(out_read.try_clone().unwrap()));
+        let mut out = String::new();
+        while !out.contains(r#""id":2"#) {
+            let mut line = String::new();
+            assert!(std::io::BufRead::read_line(&mut from, &mut line).unwrap() > 0);
+            out.push_str(&line);
+        }
+        assert!(nonblocking(&in_read), "stdin is read through epoll");
+        // SAFETY: kill(2) on our own child's pid.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+        assert_eq!(exited(&mut child).code(), Some(0), "signal {signal}");
+        assert!(!nonblocking(&in_read), "stdin left non-blocking ({signal})");
+        assert!(
+            !nonblocking(&out_write),
+            "stdout left non-blocking ({signal})"
+        );
+        drop(to);
+        assert_eq!(created(&out), format!("Created {}-wire-cache.", today()));
+    }
+}
+
+/// A client that closes its end of stdout ends the session at the next
+/// answer that cannot be written, though it keeps stdin open: the server
+/// reads no further request (before, it ran every write it was sent and
+/// logged a broken pipe for each).
+#[test]
+fn a_client_that_stops_reading_ends_the_session() {
+    let dir = project();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("serve")
+        .current_dir(dir.path())
+        .env_remove("CAIRN_DB")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to = child.stdin.take().unwrap();
+    to.write_all(LINES.as_bytes()).unwrap();
+    let mut from = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut out = String::new();
+    while !out.contains(r#""id":2"#) {
+        let mut line = String::new();
+        assert!(std::io::BufRead::read_line(&mut from, &mut line).unwrap() > 0);
+        out.push_str(&line);
+    }
+    assert_eq!(created(&out), format!("Created {}-wire-cache.", today()));
+    drop(from);
+    to.write_all(
+        concat!(
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"task_create","arguments":{"name":"unheard answer"}}}"#,
+            "\n"
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(exited(&mut child).code(), Some(0));
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(
+        err.matches("the client stopped reading (a write failed); ending the session")
+            .count(),
+        1,
+        "{err}"
+    );
+    drop(to);
+    // The write whose answer could not be sent was made; nothing after it.
+    let q = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["query", "(-> (all) (:ids))"])
+        .current_dir(dir.path())
+        .env_remove("CAIRN_DB")
+        .output()
+        .unwrap();
+    let d = today();
+    assert_eq!(
+        String::from_utf8_lossy(&q.stdout).trim_end(),
+        format!("2 tasks:\n- {d}-unheard-answer\n- {d}-wire-cache")
+    );
+}

@@ -1391,3 +1391,42 @@ fn a_first_read_in_a_fresh_clone_waits_for_the_build() {
         "{stderr}"
     );
 }
+
+/// A task's log deleted by hand: `verify` fails and names the repair;
+/// `rebuild --from-logs` writes the database's lines back and `verify`
+/// holds again, with every event kept.
+#[test]
+fn a_deleted_log_is_named_and_rebuild_from_logs_writes_it_back() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("r");
+    init_repo(&repo);
+    let a = create(&repo, "alpha task");
+    let _b = create(&repo, "beta task");
+    std::fs::remove_file(repo.join(".cairn/tasks").join(&a).join("events.ndjson")).unwrap();
+    let (out, _, code) = cairn_in(&repo, &["verify"]);
+    assert_eq!(
+        (out.as_str(), code),
+        (
+            "verify: ok — projection is a faithful fold of 2 events\n\
+             logs: FAILED — 1 database events missing from their task logs, 0 log lines missing from the database (1 logs, 1 lines, 0 malformed); `cairn rebuild --from-logs` writes the missing lines to the logs and folds every log line into the database\n",
+            1
+        )
+    );
+    let (out, _, code) = cairn_in(&repo, &["rebuild", "--from-logs"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with(
+            "rebuild: read 2 task logs (0 malformed lines skipped); re-folded 2 events;"
+        ),
+        "{out}"
+    );
+    let (out, _, code) = cairn_in(&repo, &["verify"]);
+    assert_eq!(
+        (out.as_str(), code),
+        (
+            "verify: ok — projection is a faithful fold of 2 events\n\
+             logs: ok — every event is in its task's log and every log line is in the database (2 logs, 2 lines, 0 malformed)\n",
+            0
+        )
+    );
+}

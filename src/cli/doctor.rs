@@ -202,7 +202,7 @@ fn store_checks(flag: Option<&Path>) -> anyhow::Result<(Vec<Check>, PathBuf)> {
                 c.malformed.len(),
                 c.missing_from_logs,
                 c.missing_from_db,
-                if c.ok() { "" } else { " (`cairn verify` says more)" }
+                if c.ok() { "" } else { " (`cairn rebuild --from-logs` repairs both; `cairn verify` says more)" }
             ),
         )),
         None => out.push(check("logs", true, "no logs yet")),

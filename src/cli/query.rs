@@ -165,6 +165,9 @@ fn query_on(store: DbRef<'_>, args: &QueryArgs, text: &str) -> anyhow::Result<Ex
     Ok(match result {
         Ok(out) => {
             emit(&out)?;
+            if matches!(args.format, Format::Text) && out.contains(TRUNCATED) {
+                emit_err(TRUNCATED_HELP);
+            }
             ExitCode::SUCCESS
         }
         Err(mut d) => {
@@ -182,6 +185,15 @@ fn query_on(store: DbRef<'_>, args: &QueryArgs, text: &str) -> anyhow::Result<Ex
         }
     })
 }
+
+/// How the text of a result cut at its budget (`crate::tq::render`)
+/// announces the cut.
+const TRUNCATED: &str = "\n… truncated: showing ";
+
+/// The line `cairn query` adds on stderr under a text cut at its budget
+/// (16,000 characters, the MCP text's): the JSON is not cut.
+pub(super) const TRUNCATED_HELP: &str =
+    "cairn query: the text stops at 16,000 characters; --format json prints every row.";
 
 /// The help line under `This query needs a current task; select one
 /// first.` when `cairn query` ran without `--current` (docs/cli.md: each

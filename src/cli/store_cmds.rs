@@ -104,7 +104,7 @@ pub fn logs_lines(check: &LogCheck) -> String {
         )
     } else {
         format!(
-            "logs: FAILED — {} database events missing from their task logs, {} log lines missing from the database ({counts})",
+            "logs: FAILED — {} database events missing from their task logs, {} log lines missing from the database ({counts}); `cairn rebuild --from-logs` writes the missing lines to the logs and folds every log line into the database",
             check.missing_from_logs, check.missing_from_db
         )
     };

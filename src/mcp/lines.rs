@@ -18,6 +18,10 @@
 //! Errors carry the request's `id` whenever it can be read (a lenient second
 //! look that skips over what the strict parse refused), else `null`. The
 //! connection keeps serving after every one of them.
+//!
+//! Once a write to the output fails (the client closed its end: a broken
+//! pipe), the transport reads no further request: the session ends as at
+//! the end of input, so no write tool runs whose answer cannot be heard.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -30,6 +34,7 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
 
 /// The longest line read (bytes, newline excluded): 8 MiB, the HTTP body
 /// limit too. The largest argument (a 1,000,000-character text) fits even
@@ -182,6 +187,8 @@ pub struct LineTransport<R, W> {
     discarding: bool,
     write: Arc<Mutex<W>>,
     replies: JoinSet<()>,
+    /// Cancelled when a write to the output failed: `receive` ends.
+    broken: CancellationToken,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -198,6 +205,7 @@ where
             discarding: false,
             write: Arc::new(Mutex::new(write)),
             replies: JoinSet::new(),
+            broken: CancellationToken::new(),
         }
     }
 
@@ -243,8 +251,9 @@ where
 
     fn answer(&mut self, message: TxJsonRpcMessage<RoleServer>) {
         let write = self.write.clone();
+        let broken = self.broken.clone();
         self.replies.spawn(async move {
-            if let Err(e) = write_message(&write, &message).await {
+            if let Err(e) = write_message(&write, &message, &broken).await {
                 tracing::debug!(error = %e, "could not answer a malformed line");
             }
         });
@@ -272,15 +281,24 @@ pub fn encode(message: &TxJsonRpcMessage<RoleServer>) -> serde_json::Result<Vec<
     }
 }
 
+/// Writes one message and its newline; a failed write (not a failed
+/// encoding) cancels `broken`, which ends the reading side.
 async fn write_message<W: AsyncWrite + Unpin>(
     write: &Mutex<W>,
     message: &TxJsonRpcMessage<RoleServer>,
+    broken: &CancellationToken,
 ) -> std::io::Result<()> {
     let mut line = encode(message).map_err(std::io::Error::other)?;
     line.push(b'\n');
     let mut w = write.lock().await;
-    w.write_all(&line).await?;
-    w.flush().await
+    let written = match w.write_all(&line).await {
+        Ok(()) => w.flush().await,
+        Err(e) => Err(e),
+    };
+    if written.is_err() {
+        broken.cancel();
+    }
+    written
 }
 
 impl<R, W> Transport<RoleServer> for LineTransport<R, W>
@@ -295,13 +313,25 @@ where
         item: TxJsonRpcMessage<RoleServer>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let write = self.write.clone();
-        async move { write_message(&write, &item).await }
+        let broken = self.broken.clone();
+        async move { write_message(&write, &item, &broken).await }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             while self.replies.try_join_next().is_some() {}
-            match self.read_line().await {
+            // `read_line` is cancel-safe: a partial line stays buffered.
+            let broken = self.broken.clone();
+            let read = tokio::select! {
+                biased;
+                () = broken.cancelled() => {
+                    tracing::warn!("the client stopped reading (a write failed); ending the session");
+                    self.drain_replies().await;
+                    return None;
+                }
+                r = self.read_line() => r,
+            };
+            match read {
                 Ok(Read::Line) => {}
                 Ok(Read::TooLong) => {
                     let id = probe_id(&String::from_utf8_lossy(&std::mem::take(&mut self.head)));

@@ -81,9 +81,12 @@ pub fn init_tracing() {
         .try_init();
 }
 
-/// Serves MCP on stdin/stdout until the client closes stdin; `Ok(())` then.
-/// When stdin is a terminal, one line on stderr says what is served and where
-/// the store is. Errors: [`ServeError`].
+/// Serves MCP on stdin/stdout until the client closes stdin, stops reading
+/// stdout (a broken pipe), or the process gets SIGTERM, SIGHUP or SIGINT
+/// (the answers in flight get at most 2 seconds, stdin's and stdout's
+/// flags are put back); `Ok(())` then. When stdin is a terminal, one line
+/// on stderr says what is served and where the store is. Errors:
+/// [`ServeError`].
 pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
     init_tracing();
     let store = match &opts.pg {
@@ -117,7 +120,7 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
         .enable_all()
         .build()
         .map_err(ServeError::Runtime)?;
-    rt.block_on(async move {
+    let served = rt.block_on(async move {
         match super::stdio_pipes::pipes() {
             Some((read, write, _restore)) => run(server, LineTransport::new(read, write)).await,
             None => {
@@ -128,7 +131,11 @@ pub fn serve(opts: ServeOptions) -> Result<(), ServeError> {
                 .await
             }
         }
-    })
+    });
+    // tokio's stdin reads on a blocking thread that only input or its end
+    // can wake: after a signal, it is not waited for.
+    rt.shutdown_background();
+    served
 }
 
 /// Serves `server` over `transport` until the client closes its side.
@@ -143,9 +150,45 @@ where
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
         Err(e) => return Err(ServeError::Mcp(e.to_string())),
     };
-    running
-        .waiting()
-        .await
-        .map_err(|e| ServeError::Mcp(e.to_string()))?;
-    Ok(())
+    let stop = running.cancellation_token();
+    let ended = running.waiting();
+    tokio::pin!(ended);
+    let name = tokio::select! {
+        r = &mut ended => return r.map(drop).map_err(|e| ServeError::Mcp(e.to_string())),
+        name = stop_signal() => name,
+    };
+    tracing::info!("{name}: ending the session");
+    stop.cancel();
+    match tokio::time::timeout(STOP_GRACE, ended).await {
+        Ok(r) => r.map(drop).map_err(|e| ServeError::Mcp(e.to_string())),
+        Err(_) => {
+            tracing::warn!(
+                "{name}: the client did not take the last answers within {STOP_GRACE:?}; stopping"
+            );
+            Ok(())
+        }
+    }
+}
+
+/// How long a stop signal leaves the session to send its last answers.
+const STOP_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Resolves with the signal's name on SIGTERM, SIGHUP or SIGINT (each one
+/// that could be listened to; the others keep their default action).
+async fn stop_signal() -> &'static str {
+    use tokio::signal::unix::{Signal, SignalKind, signal};
+    async fn heard(s: Option<Signal>, name: &'static str) -> &'static str {
+        match s {
+            Some(mut s) => {
+                s.recv().await;
+                name
+            }
+            None => std::future::pending().await,
+        }
+    }
+    tokio::select! {
+        n = heard(signal(SignalKind::terminate()).ok(), "SIGTERM") => n,
+        n = heard(signal(SignalKind::hangup()).ok(), "SIGHUP") => n,
+        n = heard(signal(SignalKind::interrupt()).ok(), "SIGINT") => n,
+    }
 }
