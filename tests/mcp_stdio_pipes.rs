@@ -255,3 +255,76 @@ fn a_client_that_stops_reading_ends_the_session() {
         format!("2 tasks:\n- {d}-unheard-answer\n- {d}-wire-cache")
     );
 }
+
+/// The peak resident memory of process `pid` (`VmHWM`, KiB).
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+/// A client that pipelines 600 `tools/list` (~190 KB of answer each)
+/// without reading: the server reads at most 64 requests ahead of the
+/// answers it wrote, so the client's writes stop at a full pipe and the
+/// server's peak memory stays small; once read, every answer is there,
+/// once, in order of the ids.
+#[test]
+fn pipelined_requests_wait_for_their_answers_to_be_read() {
+    const N: usize = 600;
+    let dir = project();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("serve")
+        .current_dir(dir.path())
+        .env_remove("CAIRN_DB")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut to = child.stdin.take().unwrap();
+    let mut from = std::io::BufReader::new(child.stdout.take().unwrap());
+    to.write_all(LINES.as_bytes()).unwrap();
+    let mut line = String::new();
+    while !line.contains(r#""id":2"#) {
+        line.clear();
+        assert!(std::io::BufRead::read_line(&mut from, &mut line).unwrap() > 0);
+    }
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    // 1 KB a request (a `_meta` pad): 600 KB, far over a pipe's buffer.
+    let pad = "x".repeat(1000);
+    let writer = std::thread::spawn(move || {
+        for i in 0..N {
+            let req = format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"tools/list\",\"params\":{{\"_meta\":{{\"pad\":\"{pad}\"}}}}}}\n",
+                1000 + i
+            );
+            to.write_all(req.as_bytes()).unwrap();
+        }
+        done_tx.send(()).unwrap();
+        to
+    });
+    // Nobody reads: the writer cannot get all 600 through.
+    assert!(
+        done_rx
+            .recv_timeout(std::time::Duration::from_secs(2))
+            .is_err(),
+        "the server read every request while none was answered"
+    );
+    let mut ids = Vec::new();
+    while ids.len() < N {
+        line.clear();
+        assert!(std::io::BufRead::read_line(&mut from, &mut line).unwrap() > 0);
+        let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(v["result"]["tools"].as_array().map(Vec::len), Some(14));
+        ids.push(v["id"].as_u64().unwrap());
+    }
+    ids.sort_unstable();
+    assert_eq!(ids, (1000..1000 + N as u64).collect::<Vec<_>>());
+    let peak = peak_kib(child.id());
+    drop(writer.join().unwrap());
+    assert!(exited(&mut child).success());
+    assert!(peak < 100 * 1024, "peak {peak} KiB");
+}

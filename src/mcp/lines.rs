@@ -19,6 +19,10 @@
 //! look that skips over what the strict parse refused), else `null`. The
 //! connection keeps serving after every one of them.
 //!
+//! At most [`super::in_flight::MAX_IN_FLIGHT`] requests are read and not
+//! yet answered ([`super::in_flight`]): past that, no line is read until
+//! an answer is written.
+//!
 //! Once a write to the output fails (the client closed its end: a broken
 //! pipe), the transport reads no further request: the session ends as at
 //! the end of input, so no write tool runs whose answer cannot be heard.
@@ -35,6 +39,8 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader
 use tokio::sync::Mutex;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
+
+use super::in_flight::InFlight;
 
 /// The longest line read (bytes, newline excluded): 8 MiB, the HTTP body
 /// limit too. The largest argument (a 1,000,000-character text) fits even
@@ -189,6 +195,7 @@ pub struct LineTransport<R, W> {
     replies: JoinSet<()>,
     /// Cancelled when a write to the output failed: `receive` ends.
     broken: CancellationToken,
+    in_flight: InFlight,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -206,6 +213,7 @@ where
             write: Arc::new(Mutex::new(write)),
             replies: JoinSet::new(),
             broken: CancellationToken::new(),
+            in_flight: InFlight::default(),
         }
     }
 
@@ -314,7 +322,12 @@ where
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let write = self.write.clone();
         let broken = self.broken.clone();
-        async move { write_message(&write, &item, &broken).await }
+        let in_flight = self.in_flight.clone();
+        async move {
+            let written = write_message(&write, &item, &broken).await;
+            in_flight.written(&item);
+            written
+        }
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
@@ -322,6 +335,12 @@ where
             while self.replies.try_join_next().is_some() {}
             // `read_line` is cancel-safe: a partial line stays buffered.
             let broken = self.broken.clone();
+            let in_flight = self.in_flight.clone();
+            tokio::select! {
+                biased;
+                () = broken.cancelled() => {}
+                () = in_flight.room() => {}
+            }
             let read = tokio::select! {
                 biased;
                 () = broken.cancelled() => {
@@ -363,7 +382,10 @@ where
             self.buf = line;
             self.buf.clear();
             match verdict {
-                Verdict::Message(m) => return Some(*m),
+                Verdict::Message(m) => {
+                    self.in_flight.read(&m);
+                    return Some(*m);
+                }
                 Verdict::Skip => {}
                 Verdict::Reply(r) => self.answer(*r),
             }

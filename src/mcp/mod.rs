@@ -9,6 +9,7 @@ pub mod health;
 pub mod http;
 pub mod http_gate;
 pub mod http_tokens;
+pub mod in_flight;
 pub mod lines;
 mod listing;
 pub mod logging;
