@@ -236,3 +236,26 @@ fn the_piped_repl_is_the_same_on_both_engines() {
         "2\n2 tasks:\n- 2026-01-01-alpha-task\n- 2026-01-01-beta-task\n"
     );
 }
+
+/// `init` and `doctor` on PostgreSQL: one sentence naming what does run
+/// there (`board`, `graph` and `schema` included), exit 2.
+#[test]
+fn the_commands_not_on_postgresql_say_what_runs_there() {
+    let Some(url) = pg::url() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join(".git")).unwrap();
+    for command in ["init", "doctor"] {
+        let (out, err, code) = run(dir.path(), Some(&url), &[command]);
+        assert_eq!(
+            (out.as_str(), err.as_str(), code),
+            (
+                "",
+                format!(
+                    "error: `cairn {command}` does not run on a PostgreSQL store yet (today: the verbs, schema, serve (stdio and --http), board, graph, token, call, query, repl, watch, where, verify, rebuild, push, export; see docs/team.md); use a SQLite store (drop --db/CAIRN_DB) and `cairn push` to copy it\n"
+                )
+                .as_str(),
+                Some(2)
+            )
+        );
+    }
+}

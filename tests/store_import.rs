@@ -371,3 +371,84 @@ fn import_json_counts() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
 }
+
+/// `cairn export --logs DIR` then `cairn import DIR` in another project:
+/// the tasks come back with their names, notes, links and statuses, the
+/// claim (`done` ends it: no release line) is skipped and named (an import takes no task), and a second
+/// import adds nothing.
+#[test]
+fn an_export_imports_back_with_names_notes_and_links() {
+    let t = tempfile::tempdir().unwrap();
+    let run = |dir: &Path, args: &[&str]| {
+        let out = Command::new(CAIRN)
+            .args(args)
+            .current_dir(dir)
+            .env_remove("CAIRN_DB")
+            .env("CAIRN_NOW", "1767225600")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).trim_end().to_string(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status.code(),
+        )
+    };
+    let a = t.path().join("a");
+    let b = t.path().join("b");
+    for d in [&a, &b] {
+        std::fs::create_dir_all(d.join(".git")).unwrap();
+    }
+    let ok = |dir: &Path, args: &[&str]| {
+        let (out, err, code) = run(dir, args);
+        assert_eq!(code, Some(0), "{args:?}: {out}{err}");
+        out
+    };
+    ok(&a, &["add", "ship the parser rewrite"]);
+    ok(
+        &a,
+        &[
+            "add",
+            "phase one work",
+            "--under",
+            "2026-01-01-ship-parser-rewrite",
+        ],
+    );
+    ok(
+        &a,
+        &["note", "2026-01-01-phase-one-work", "the lexer is done"],
+    );
+    ok(&a, &["claim", "2026-01-01-phase-one-work"]);
+    ok(&a, &["done", "2026-01-01-phase-one-work"]);
+    let backup = t.path().join("backup");
+    ok(&a, &["export", "--logs", backup.to_str().unwrap()]);
+    let (out, err, code) = run(&b, &["import", backup.to_str().unwrap()]);
+    assert_eq!(
+        (out.as_str(), code),
+        ("Imported 5 events for 2 tasks; 1 lines skipped.", Some(0)),
+        "{err}"
+    );
+    assert_eq!(
+        err.matches("task.claim is not imported").count(),
+        1,
+        "{err}"
+    );
+    let q = "(-> (all) (:select :status :obs-count :parent))";
+    assert_eq!(ok(&b, &["query", q]), ok(&a, &["query", q]));
+    // The claim (stamped by the real clock) stayed behind.
+    assert_eq!(
+        ok(&b, &["ls", "--all"]),
+        "slug                            status     name                     obs  updated (UTC)\n\
+         2026-01-01-phase-one-work       completed  phase one work           1    2026-01-01 00:00\n\
+         2026-01-01-ship-parser-rewrite  active     ship the parser rewrite  0    2026-01-01 00:00"
+    );
+    assert_eq!(
+        ok(&b, &["show", "2026-01-01-phase-one-work"]),
+        ok(&a, &["show", "2026-01-01-phase-one-work"])
+    );
+    let (out, _, code) = run(&b, &["import", backup.to_str().unwrap()]);
+    assert_eq!(
+        (out.as_str(), code),
+        ("Imported 0 events for 0 tasks; 1 lines skipped.", Some(0))
+    );
+}

@@ -274,7 +274,7 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
         out: JsonFlag,
     },
     /// Write the per-task NDJSON logs of the store (SQLite or PostgreSQL)
-    /// into DIR (a backup git can hold; `cairn import`/`push` read it back).
+    /// into DIR (a backup git can hold; `cairn import DIR` reads it back into a store).
     #[command(display_order = 47)]
     Export {
         /// The directory to write DIR/tasks/*/events.ndjson into (its
@@ -333,7 +333,7 @@ cairn watch --count 2 '(-> (all) (:ids))'    print, wait for one change, exit"
         args: Vec<String>,
         /// Start the call's session with this task current (otherwise the
         /// verbs' current task, `cairn current`, which a tool that moves it
-        /// updates).
+        /// updates; on a PostgreSQL store, none: give --current there).
         #[arg(long, value_name = "SLUG")]
         current: Option<String>,
     },

@@ -248,6 +248,6 @@ fn export_line(
 /// The sentence for a command that does not run on PostgreSQL yet.
 pub(super) fn not_yet(command: &str) -> anyhow::Result<ExitCode> {
     anyhow::bail!(
-        "`cairn {command}` does not run on a PostgreSQL store yet (today: the verbs, serve (stdio and --http), token, call, query, repl, watch, where, verify, rebuild, push, export; see docs/team.md); use a SQLite store (drop --db/CAIRN_DB) and `cairn push` to copy it"
+        "`cairn {command}` does not run on a PostgreSQL store yet (today: the verbs, schema, serve (stdio and --http), board, graph, token, call, query, repl, watch, where, verify, rebuild, push, export; see docs/team.md); use a SQLite store (drop --db/CAIRN_DB) and `cairn push` to copy it"
     )
 }

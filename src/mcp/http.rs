@@ -474,9 +474,12 @@ async fn run(opts: HttpOptions, addr: SocketAddr) -> Result<(), HttpError> {
     if let Some(lb) = opts.local_board {
         let link = board.one_time_path().map_err(HttpError::Io)?;
         let url = format!("http://{local}{link}");
+        let store = match &opts.pg {
+            Some(t) => format!("{} schema {}", t.shown, t.schema),
+            None => opts.db.display().to_string(),
+        };
         eprintln!(
-            "cairn board: the board of {} at http://{local}/ (read-only); open this one-time link: {url}",
-            opts.db.display()
+            "cairn board: the board of {store} at http://{local}/ (read-only); open this one-time link: {url}"
         );
         eprintln!("cairn board: Ctrl-C to stop");
         if lb.open {

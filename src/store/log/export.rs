@@ -2,7 +2,8 @@
 //! per-task NDJSON logs of a project written from either engine's events,
 //! in the layout a project's `.cairn/` holds (`DIR/tasks/<folder>/
 //! events.ndjson`, plus `.gitattributes` and `.gitignore`), so a team can
-//! commit a backup to git and `cairn import`/`cairn push` read it back.
+//! commit a backup to git and `cairn import DIR` read it back into a
+//! store (SQLite; onto PostgreSQL, `cairn push` from that project).
 
 use std::collections::BTreeMap;
 use std::io::Write;

@@ -29,6 +29,12 @@
 //!   take a task or change a view (issue 19);
 //! - any other type is kept verbatim and folds to nothing.
 //!
+//! A line in cairn's own form (its content key matches its content: `cairn
+//! export --logs` wrote it, or it comes from a `.cairn/tasks/` folder) is
+//! taken as it is, under the same exclusions (no claims, releases, views,
+//! splits, `@cairn`): `cairn import DIR` restores what `cairn export
+//! --logs DIR` wrote (its `DIR/tasks/`): tasks, names, notes, links.
+//!
 //! Every line's event id is kept; our content key is recomputed. Lines that
 //! are not JSON, lack a field, or fail the write boundary's validation are
 //! skipped and counted, and so is a line whose event id is already taken by
@@ -131,6 +137,21 @@ fn map_line(text: &str) -> Result<Vec<LoggedEvent>, String> {
         return Err(format!(
             "the subject {RESERVED_CAIRN} is not imported (it holds cairn's own views)"
         ));
+    }
+    // cairn's own line (`cairn export --logs`, a `.cairn/tasks/` folder):
+    // its content key checks out, so it is taken as it is.
+    if let Ok(own) = super::line::LogLine::parse(text) {
+        let l = own.line;
+        return Ok(vec![LoggedEvent {
+            seq: 0,
+            event_id: l.event_id,
+            task_id: l.task_id,
+            event_type: l.event_type,
+            ts: l.ts,
+            session_id: l.session_id,
+            prev_session_id: l.prev_session_id,
+            data: own.data,
+        }]);
     }
     let raw_ts = obj.get("ts").and_then(Value::as_i64).ok_or("no ts")?;
     let ts = if raw_ts >= UNIVERSAL_TO_UNIX {

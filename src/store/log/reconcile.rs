@@ -139,13 +139,13 @@ impl Store {
             None => load_watermarks(&self.conn)?,
         };
         let mut changed: Vec<(String, (i128, u64))> = Vec::new();
-        let streamed = if db_empty {
-            self.ingest_streaming(logs, all, &marks, &mut changed)
+        let streamed = if db_empty || clear {
+            self.ingest_streaming(logs, all, clear, &marks, &mut changed)
         } else {
             Ok(None)
         };
         let result = match streamed {
-            Ok(None) => self.ingest_collected(logs, all, clear, &marks, &mut changed),
+            Ok(None) => self.ingest_collected(logs, all, &marks, &mut changed),
             other => other.map(|r| r.unwrap_or_default()),
         };
         report_progress(Stage::Done, 0, 0);
@@ -163,23 +163,22 @@ impl Store {
         }
     }
 
-    /// The ingest of a database that holds events (or of `rebuild
-    /// --from-logs`, `clear`): every file read first, the lines the
-    /// database lacks collected, the splits a merge calls for detected
-    /// against the database's own events, then one transaction inserts
-    /// them (and, with `clear`, first deletes the database's events).
-    /// Fills `changed` with the files read and their stamps.
+    /// The ingest of a database that holds events: every file read first,
+    /// the lines the database lacks collected, the splits a merge calls
+    /// for detected against the database's own events, then one
+    /// transaction inserts them. (`rebuild --from-logs` goes through
+    /// [`Store::ingest_streaming`], which holds no line in memory.) Fills
+    /// `changed` with the files read and their stamps.
     fn ingest_collected(
         &self,
         logs: &Logs,
         all: bool,
-        clear: bool,
         marks: &HashMap<String, (i128, u64)>,
         changed: &mut Vec<(String, (i128, u64))>,
     ) -> Result<ReconcileReport, StoreError> {
         let mut report = ReconcileReport::default();
         let mut missing: Vec<ParsedLine> = Vec::new();
-        let mut admit = Admit::new(&self.conn, clear, false)?;
+        let mut admit = Admit::new(&self.conn, false, false)?;
         scan_each(log_files(logs)?, marks, all, |folder, path, scan| {
             if let Some(good) = admit.file(&mut report, &folder, scan, changed)? {
                 for p in good {
@@ -190,51 +189,27 @@ impl Store {
             }
             Ok(())
         })?;
-        if changed.is_empty() && !clear {
+        if changed.is_empty() {
             return Ok(report);
         }
-        let seen = admit.into_seen();
-        if clear {
-            refuse_to_drop(&self.conn, &seen)?;
-        } else {
-            // Two clones created one slug: the split goes to the log
-            // first (the log is the record), then in with the lines.
-            let (splits, notes) = crate::store::split::detect(&self.conn, &missing)?;
-            for split in splits {
-                super::append::append_lines(logs, std::slice::from_ref(&split.line))?;
-                missing.push(split);
-            }
-            for note in notes {
-                eprintln!("{note}");
-            }
+        // Two clones created one slug: the split goes to the log first
+        // (the log is the record), then in with the lines.
+        let (splits, notes) = crate::store::split::detect(&self.conn, &missing)?;
+        for split in splits {
+            super::append::append_lines(logs, std::slice::from_ref(&split.line))?;
+            missing.push(split);
+        }
+        for note in notes {
+            eprintln!("{note}");
         }
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        if clear {
-            tx.execute("DELETE FROM events", [])?;
-            tx.execute(
-                "DELETE FROM schema_meta WHERE key = ?1",
-                params![EXPORT_MARK],
-            )?;
-        }
         let max_before: i64 =
             tx.query_row("SELECT coalesce(max(seq), 0) FROM events", [], |r| r.get(0))?;
         let mark = export_mark(&tx)?;
-        let bulk = clear
-            || missing.len() > BULK
+        let bulk = missing.len() > BULK
             || missing
                 .iter()
                 .any(|p| p.line.event_type == crate::store::event::types::SPLIT);
-        // Emptied (`clear`), the events table fills without its secondary
-        // indexes, each built once after: every key and id is unique
-        // among the lines (`Admit`).
-        let indexes = if clear {
-            event_indexes(&tx)?
-        } else {
-            Vec::new()
-        };
-        for (name, _) in &indexes {
-            tx.execute_batch(&format!("DROP INDEX \"{}\"", name.replace('"', "\"\"")))?;
-        }
         let mut ticker = bulk.then(|| Ticker::new(Stage::Insert, missing.len() as u64));
         for p in &missing {
             if insert_line(&tx, p, !bulk)? {
@@ -243,9 +218,6 @@ impl Store {
             if let Some(t) = ticker.as_mut() {
                 t.tick(report.ingested as u64);
             }
-        }
-        for (_, sql) in &indexes {
-            tx.execute_batch(sql)?;
         }
         if bulk {
             rebuild_in(&tx)?;
@@ -263,25 +235,48 @@ impl Store {
     /// [`BULK`] or a split: the bulk fold; else one by one in file order).
     /// No split is detected: there is no database side to split from.
     /// Fills `changed` with the files read and their stamps. No log file:
-    /// nothing done, no lock taken. `None` (nothing done) when the
-    /// database holds events once the write lock is had (another process
-    /// ingested meanwhile): the caller runs [`Store::ingest_collected`].
+    /// nothing done, no lock taken (with `clear` the run goes on, and its
+    /// guard refuses to drop the database's events). `None`
+    /// (nothing done) when the database holds events once the write lock
+    /// is had (another process ingested meanwhile): the caller runs
+    /// [`Store::ingest_collected`].
+    ///
+    /// With `clear` (`rebuild --from-logs`, issue 23: it held every line,
+    /// 3.1 GB at 100k): in the same transaction the database's events are
+    /// first copied aside (their seq, id, key and task: the temporary
+    /// table [`OLD_EVENTS`]) and deleted; a line whose id an old event
+    /// holds with other content is skipped as before; the whole
+    /// projection is folded again; and if an old event is not among the
+    /// lines ([`refuse_to_drop`]) everything rolls back.
     fn ingest_streaming(
         &self,
         logs: &Logs,
         all: bool,
+        clear: bool,
         marks: &HashMap<String, (i128, u64)>,
         changed: &mut Vec<(String, (i128, u64))>,
     ) -> Result<Option<ReconcileReport>, StoreError> {
         let mut report = ReconcileReport::default();
         let files = log_files(logs)?;
-        if files.is_empty() {
+        if files.is_empty() && !clear {
             return Ok(Some(report));
         }
         let tx = rusqlite::Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)?;
-        // Checked again under the lock: the lines go in without their
-        // unique keys' indexes, so no other event may be there.
-        if tx.query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |r| {
+        if clear {
+            tx.execute_batch(&format!(
+                "DROP TABLE IF EXISTS {OLD_EVENTS};
+                 CREATE TEMP TABLE {OLD_EVENTS} AS
+                   SELECT seq, event_id, event_key, task_id FROM main.events;
+                 CREATE INDEX {OLD_EVENTS}_id ON {OLD_EVENTS_NAME} (event_id);
+                 DELETE FROM main.events;"
+            ))?;
+            tx.execute(
+                "DELETE FROM schema_meta WHERE key = ?1",
+                params![EXPORT_MARK],
+            )?;
+        } else if tx.query_row("SELECT EXISTS (SELECT 1 FROM events)", [], |r| {
+            // Checked again under the lock: the lines go in without their
+            // unique keys' indexes, so no other event may be there.
             r.get::<_, bool>(0)
         })? {
             return Ok(None);
@@ -291,10 +286,15 @@ impl Store {
         for (name, _) in &indexes {
             tx.execute_batch(&format!("DROP INDEX \"{}\"", name.replace('"', "\"\"")))?;
         }
-        // The lines to fold one by one, while there are few (`BULK`).
-        let mut few: Option<Vec<ParsedLine>> = Some(Vec::new());
+        // The lines to fold one by one, while there are few (`BULK`); all
+        // of them again after `clear`.
+        let mut few: Option<Vec<ParsedLine>> = (!clear).then(Vec::new);
         let mut split = false;
-        let mut admit = Admit::new(&self.conn, false, true)?;
+        let mut admit = if clear {
+            Admit::against_old(&self.conn)?
+        } else {
+            Admit::new(&self.conn, false, true)?
+        };
         scan_each(files, marks, all, |folder, path, scan| {
             if let Some(good) = admit.file(&mut report, &folder, scan, changed)? {
                 for p in good {
@@ -316,10 +316,18 @@ impl Store {
             }
             Ok(())
         })?;
-        drop(admit);
-        if changed.is_empty() {
+        let seen = admit.into_seen();
+        if clear {
+            refuse_to_drop(
+                &tx,
+                &seen,
+                &format!("SELECT event_key, task_id FROM {OLD_EVENTS} ORDER BY seq"),
+            )?;
+            tx.execute_batch(&format!("DROP TABLE {OLD_EVENTS}"))?;
+        } else if changed.is_empty() {
             return Ok(Some(report));
         }
+        drop(seen);
         for (_, sql) in &indexes {
             tx.execute_batch(sql)?;
         }
@@ -701,6 +709,22 @@ impl<'c> Admit<'c> {
         })
     }
 
+    /// The checks of `rebuild --from-logs` streaming (`clear`): the ids of
+    /// the events it replaces are read from [`OLD_EVENTS`], the copy taken
+    /// before they were deleted. Errors: [`StoreError::Sqlite`].
+    fn against_old(conn: &'c Connection) -> Result<Admit<'c>, StoreError> {
+        Ok(Admit {
+            known: conn.prepare_cached("SELECT 1 FROM events WHERE event_key = ?1")?,
+            id_owner: conn.prepare_cached(&format!(
+                "SELECT event_key FROM {OLD_EVENTS} WHERE event_id = ?1"
+            ))?,
+            seen: KeySet::default(),
+            ids: IdSet::default(),
+            db_empty: false,
+            clear: true,
+        })
+    }
+
     /// One file's scan: its valid lines to check, or `None` (unchanged or
     /// refused: named on stderr). Counts it in `report` and records its
     /// stamp in `changed`; names its malformed lines on stderr.
@@ -782,6 +806,13 @@ impl<'c> Admit<'c> {
         self.seen
     }
 }
+
+/// The temporary copy of the events `rebuild --from-logs` replaces (seq,
+/// id, key, task), in its transaction only.
+const OLD_EVENTS: &str = "temp.rebuild_old_events";
+
+/// [`OLD_EVENTS`] without its schema (an index names its table so).
+const OLD_EVENTS_NAME: &str = "rebuild_old_events";
 
 /// The end of an ingest's transaction: the files' new watermarks, the
 /// export mark moved past the ingested events when every older event
@@ -894,8 +925,8 @@ impl IdSet {
 /// events are replaced by those lines. Errors:
 /// [`StoreError::RebuildWouldDrop`] naming how many are missing and the
 /// first one's task, [`StoreError::Sqlite`].
-fn refuse_to_drop(conn: &Connection, in_logs: &KeySet) -> Result<(), StoreError> {
-    let mut stmt = conn.prepare("SELECT event_key, task_id FROM events ORDER BY seq")?;
+fn refuse_to_drop(conn: &Connection, in_logs: &KeySet, old: &str) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare(old)?;
     let mut rows = stmt.query([])?;
     let mut missing = 0;
     let mut first = None;
