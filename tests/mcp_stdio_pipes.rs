@@ -267,10 +267,10 @@ fn peak_kib(pid: u32) -> u64 {
 }
 
 /// A client that pipelines 600 `tools/list` (~190 KB of answer each)
-/// without reading: the server reads at most 64 requests ahead of the
-/// answers it wrote, so the client's writes stop at a full pipe and the
-/// server's peak memory stays small; once read, every answer is there,
-/// once, in order of the ids.
+/// without reading: the server runs at most 64 requests ahead of the
+/// answers it wrote and holds at most 8 MiB of requests more, so the
+/// client's writes stop at a full pipe and the server's peak memory stays
+/// small; once read, every answer is there, once.
 #[test]
 fn pipelined_requests_wait_for_their_answers_to_be_read() {
     const N: usize = 600;
@@ -293,8 +293,9 @@ fn pipelined_requests_wait_for_their_answers_to_be_read() {
         assert!(std::io::BufRead::read_line(&mut from, &mut line).unwrap() > 0);
     }
     let (done_tx, done_rx) = std::sync::mpsc::channel();
-    // 1 KB a request (a `_meta` pad): 600 KB, far over a pipe's buffer.
-    let pad = "x".repeat(1000);
+    // 32 KB a request (a `_meta` pad): 19 MB, over a pipe's buffer and
+    // the 8 MiB of requests the server holds past its bound.
+    let pad = "x".repeat(32 * 1024);
     let writer = std::thread::spawn(move || {
         for i in 0..N {
             let req = format!(

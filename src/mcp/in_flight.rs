@@ -1,8 +1,11 @@
 //! The stdio transport's bound on requests in flight (a hostile run: a
 //! client that pipelined 40,000 `tools/list` without reading the answers
-//! took the server to 7.7 GB). A request counts from the moment it is read
-//! until its answer is written (or it is cancelled); while
-//! [`MAX_IN_FLIGHT`] count, the transport reads no further line, so a
+//! took the server to 7.7 GB). A request counts from the moment it is
+//! handed to the server until its answer is written (or it is cancelled).
+//! While [`MAX_IN_FLIGHT`] count, the transport holds further requests
+//! (at most `lines::HELD_BYTES` of them) and keeps reading, so the
+//! client's answers to the server's own requests (`roots/list`) and its
+//! cancellations still arrive; past that it reads no further line, so a
 //! client that does not read its answers meets a full pipe, not a server
 //! that grows. `subscriptions/listen` is not counted: it is answered only
 //! when the client ends it.
@@ -35,6 +38,16 @@ impl InFlight {
             .lock()
             .map(|m| m.values().sum())
             .unwrap_or_default()
+    }
+
+    /// True while fewer than [`MAX_IN_FLIGHT`] requests are in flight.
+    pub fn has_room(&self) -> bool {
+        self.count() < MAX_IN_FLIGHT
+    }
+
+    /// True when a request with this id is in flight.
+    pub fn holds(&self, id: &RequestId) -> bool {
+        self.ids.lock().is_ok_and(|m| m.contains_key(id))
     }
 
     /// Returns once fewer than [`MAX_IN_FLIGHT`] requests are in flight.

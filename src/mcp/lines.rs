@@ -19,15 +19,19 @@
 //! look that skips over what the strict parse refused), else `null`. The
 //! connection keeps serving after every one of them.
 //!
-//! At most [`super::in_flight::MAX_IN_FLIGHT`] requests are read and not
-//! yet answered ([`super::in_flight`]): past that, no line is read until
-//! an answer is written.
+//! At most [`super::in_flight::MAX_IN_FLIGHT`] requests are in flight
+//! ([`super::in_flight`]); past that, requests are held (at most
+//! [`HELD_BYTES`]) while the reading goes on, so the client's answers to
+//! the server's own requests and its cancellations are read; past that
+//! too, no line is read until a held request goes on. A request reusing
+//! the id of one in flight is answered `-32600`.
 //!
 //! Once a write to the output fails (the client closed its end: a broken
 //! pipe), the transport reads no further request: the session ends as at
 //! the end of input, so no write tool runs whose answer cannot be heard.
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use rmcp::RoleServer;
@@ -46,6 +50,14 @@ use super::in_flight::InFlight;
 /// limit too. The largest argument (a 1,000,000-character text) fits even
 /// fully `\u`-escaped.
 pub const MAX_LINE_BYTES: usize = 8 * 1024 * 1024;
+
+/// How many bytes of requests (their lines) may be held while the bound
+/// on requests in flight is reached: 8 MiB (one line at the longest);
+/// past it, no line is read until a held request goes on.
+pub const HELD_BYTES: usize = 8 * 1024 * 1024;
+
+/// How many requests may be held at most, however short.
+pub const HELD_REQUESTS: usize = 4096;
 
 /// How much of an over-long line is kept to read its `id` from.
 pub const HEAD_BYTES: usize = 4096;
@@ -196,6 +208,12 @@ pub struct LineTransport<R, W> {
     /// Cancelled when a write to the output failed: `receive` ends.
     broken: CancellationToken,
     in_flight: InFlight,
+    /// Requests read while the bound was reached, in order, with their
+    /// line's length (bytes).
+    held: VecDeque<(Box<RxJsonRpcMessage<RoleServer>>, usize)>,
+    held_bytes: usize,
+    /// The input ended (or failed): only held requests are left.
+    ended: bool,
 }
 
 impl<R, W> LineTransport<R, W>
@@ -214,6 +232,9 @@ where
             replies: JoinSet::new(),
             broken: CancellationToken::new(),
             in_flight: InFlight::default(),
+            held: VecDeque::new(),
+            held_bytes: 0,
+            ended: false,
         }
     }
 
@@ -255,6 +276,69 @@ where
                 return Ok(o);
             }
         }
+    }
+
+    /// A message just read: handed on (`Some`), or held or answered here
+    /// (`None`). A request whose id is in flight or held is answered
+    /// `-32600` (rmcp would answer only one of the two); a request is held
+    /// while others are held or [`super::in_flight::MAX_IN_FLIGHT`] are in
+    /// flight; a cancellation of a held request drops it (it never
+    /// started: no answer, as for any cancelled request). Everything else
+    /// (answers to the server's own requests, notifications) goes on at
+    /// once.
+    fn admit(
+        &mut self,
+        m: Box<RxJsonRpcMessage<RoleServer>>,
+        bytes: usize,
+    ) -> Option<Box<RxJsonRpcMessage<RoleServer>>> {
+        match m.as_ref() {
+            JsonRpcMessage::Request(r) => {
+                let taken = self.in_flight.holds(&r.id)
+                    || self.held.iter().any(
+                        |(h, _)| matches!(h.as_ref(), JsonRpcMessage::Request(q) if q.id == r.id),
+                    );
+                if taken {
+                    let id = r.id.clone();
+                    self.answer(JsonRpcMessage::error(
+                        ErrorData::invalid_request(
+                            format!(
+                                "Invalid Request: the id {id} is already used by a request in flight; use a new id for each request."
+                            ),
+                            None,
+                        ),
+                        Some(id),
+                    ));
+                    return None;
+                }
+                let listen = matches!(
+                    r.request,
+                    rmcp::model::ClientRequest::SubscriptionsListenRequest(_)
+                );
+                if !listen && (!self.held.is_empty() || !self.in_flight.has_room()) {
+                    self.held_bytes += bytes;
+                    self.held.push_back((m, bytes));
+                    return None;
+                }
+            }
+            JsonRpcMessage::Notification(n) => {
+                if let rmcp::model::ClientNotification::CancelledNotification(c) = &n.notification
+                    && let Some(id) = &c.params.request_id
+                {
+                    let at = self.held.iter().position(
+                        |(h, _)| matches!(h.as_ref(), JsonRpcMessage::Request(q) if &q.id == id),
+                    );
+                    if let Some(at) = at {
+                        if let Some((_, b)) = self.held.remove(at) {
+                            self.held_bytes -= b;
+                        }
+                        return None;
+                    }
+                }
+            }
+            _ => {}
+        }
+        self.in_flight.read(&m);
+        Some(m)
     }
 
     fn answer(&mut self, message: TxJsonRpcMessage<RoleServer>) {
@@ -333,14 +417,24 @@ where
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
             while self.replies.try_join_next().is_some() {}
-            // `read_line` is cancel-safe: a partial line stays buffered.
+            // A held request goes first, once there is room.
+            if self.in_flight.has_room()
+                && let Some((m, bytes)) = self.held.pop_front()
+            {
+                self.held_bytes -= bytes;
+                self.in_flight.read(&m);
+                return Some(*m);
+            }
+            if self.ended && self.held.is_empty() {
+                self.drain_replies().await;
+                return None;
+            }
             let broken = self.broken.clone();
             let in_flight = self.in_flight.clone();
-            tokio::select! {
-                biased;
-                () = broken.cancelled() => {}
-                () = in_flight.room() => {}
-            }
+            let holding = !self.held.is_empty();
+            let reading =
+                !self.ended && self.held_bytes < HELD_BYTES && self.held.len() < HELD_REQUESTS;
+            // `read_line` is cancel-safe: a partial line stays buffered.
             let read = tokio::select! {
                 biased;
                 () = broken.cancelled() => {
@@ -348,7 +442,12 @@ where
                     self.drain_replies().await;
                     return None;
                 }
-                r = self.read_line() => r,
+                () = in_flight.room(), if holding => continue,
+                r = self.read_line(), if reading => r,
+                else => {
+                    self.drain_replies().await;
+                    return None;
+                }
             };
             match read {
                 Ok(Read::Line) => {}
@@ -368,23 +467,26 @@ where
                 // A last line without its newline still counts.
                 Ok(Read::Eof) if !self.buf.is_empty() && !self.discarding => {}
                 Ok(Read::Eof) => {
-                    self.drain_replies().await;
-                    return None;
+                    // The requests held still go to the server.
+                    self.ended = true;
+                    continue;
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "cannot read stdin");
-                    self.drain_replies().await;
-                    return None;
+                    self.ended = true;
+                    continue;
                 }
             }
             let line = std::mem::take(&mut self.buf);
+            let bytes = line.len();
             let verdict = classify(line.strip_suffix(b"\n").unwrap_or(&line));
             self.buf = line;
             self.buf.clear();
             match verdict {
                 Verdict::Message(m) => {
-                    self.in_flight.read(&m);
-                    return Some(*m);
+                    if let Some(m) = self.admit(m, bytes) {
+                        return Some(*m);
+                    }
                 }
                 Verdict::Skip => {}
                 Verdict::Reply(r) => self.answer(*r),
@@ -510,5 +612,87 @@ mod tests {
             v["error"]["message"],
             "Parse error: the line is not valid UTF-8 (at byte 12)."
         );
+    }
+
+    /// A transport reading `input`; what it writes is read back from the
+    /// returned end.
+    fn over(
+        input: String,
+    ) -> (
+        LineTransport<&'static [u8], tokio::io::DuplexStream>,
+        tokio::io::DuplexStream,
+    ) {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let input: &'static [u8] = Box::leak(input.into_bytes().into_boxed_slice());
+        (LineTransport::new(input, ours), theirs)
+    }
+
+    fn request_id(m: &RxJsonRpcMessage<RoleServer>) -> Option<String> {
+        match m {
+            JsonRpcMessage::Request(r) => Some(r.id.to_string()),
+            JsonRpcMessage::Response(r) => Some(format!("response {}", r.id)),
+            _ => None,
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_reused_id_in_flight_is_answered_and_never_reaches_the_server() {
+        let (mut t, mut out) = over(
+            [
+                r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+                r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#,
+                r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#,
+                "",
+            ]
+            .join("\n"),
+        );
+        let first = t.receive().await.and_then(|m| request_id(&m));
+        assert_eq!(first.as_deref(), Some("7"));
+        let next = t.receive().await.and_then(|m| request_id(&m));
+        assert_eq!(next.as_deref(), Some("8"));
+        assert!(t.receive().await.is_none());
+        drop(t);
+        let mut text = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut out, &mut text)
+            .await
+            .unwrap_or_default();
+        assert_eq!(
+            text,
+            "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32600,\"message\":\"Invalid Request: the id 7 is already used by a request in flight; use a new id for each request.\"}}\n"
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn past_the_bound_requests_are_held_and_answers_and_cancels_still_read() {
+        let max = super::super::in_flight::MAX_IN_FLIGHT;
+        let mut lines: Vec<String> = (0..max)
+            .map(|i| format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#))
+            .collect();
+        lines.push(r#"{"jsonrpc":"2.0","id":100,"method":"ping"}"#.to_string());
+        lines.push(r#"{"jsonrpc":"2.0","id":101,"method":"ping"}"#.to_string());
+        // A cancel of a held request, then the client's answer to the
+        // server's own request.
+        lines.push(
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":100}}"#
+                .to_string(),
+        );
+        lines.push(r#"{"jsonrpc":"2.0","id":"s1","result":{"roots":[]}}"#.to_string());
+        lines.push(String::new());
+        let (mut t, _out) = over(lines.join("\n"));
+        for i in 0..max {
+            let m = t.receive().await.and_then(|m| request_id(&m));
+            assert_eq!(m, Some(i.to_string()));
+        }
+        // 100 and 101 were held, the cancel dropped 100, the answer goes on.
+        let m = t.receive().await.and_then(|m| request_id(&m));
+        assert_eq!(m.as_deref(), Some("response s1"));
+        assert_eq!(t.held.len(), 1);
+        // One answer written frees room: 101 goes on, then the end.
+        let answer: TxJsonRpcMessage<RoleServer> =
+            serde_json::from_str(r#"{"jsonrpc":"2.0","id":0,"result":{}}"#).unwrap();
+        t.send(answer).await.unwrap();
+        let m = t.receive().await.and_then(|m| request_id(&m));
+        assert_eq!(m.as_deref(), Some("101"));
+        assert!(t.receive().await.is_none());
     }
 }
