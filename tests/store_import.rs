@@ -451,4 +451,25 @@ fn an_export_imports_back_with_names_notes_and_links() {
         (out.as_str(), code),
         ("Imported 0 events for 0 tasks; 1 lines skipped.", Some(0))
     );
+    // A line changed by hand after the export (its key no longer checks
+    // out) is skipped and named, not read as the original tool's.
+    let log = backup.join("tasks/2026-01-01-ship-parser-rewrite/events.ndjson");
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::write(
+        &log,
+        text.replace("ship the parser rewrite", "renamed by hand"),
+    )
+    .unwrap();
+    let c = t.path().join("c");
+    std::fs::create_dir_all(c.join(".git")).unwrap();
+    let (out, err, code) = run(&c, &["import", backup.to_str().unwrap()]);
+    assert_eq!(
+        (out.as_str(), code),
+        ("Imported 4 events for 2 tasks; 2 lines skipped.", Some(0)),
+        "{err}"
+    );
+    assert!(
+        err.contains("events.ndjson:1: a cairn log line whose event_key does not match the content (changed after it was written?)"),
+        "{err}"
+    );
 }

@@ -140,20 +140,37 @@ fn map_line(text: &str) -> Result<Vec<LoggedEvent>, String> {
     }
     // cairn's own line (`cairn export --logs`, a `.cairn/tasks/` folder):
     // its content key checks out, so it is taken as it is.
-    if let Ok(own) = super::line::LogLine::parse(text) {
-        let l = own.line;
-        return Ok(vec![LoggedEvent {
-            seq: 0,
-            event_id: l.event_id,
-            task_id: l.task_id,
-            event_type: l.event_type,
-            ts: l.ts,
-            session_id: l.session_id,
-            prev_session_id: l.prev_session_id,
-            data: own.data,
-        }]);
-    }
     let raw_ts = obj.get("ts").and_then(Value::as_i64).ok_or("no ts")?;
+    match super::line::LogLine::parse(text) {
+        Ok(own) => {
+            let l = own.line;
+            return Ok(vec![LoggedEvent {
+                seq: 0,
+                event_id: l.event_id,
+                task_id: l.task_id,
+                event_type: l.event_type,
+                ts: l.ts,
+                session_id: l.session_id,
+                prev_session_id: l.prev_session_id,
+                data: own.data,
+            }]);
+        }
+        // A line in cairn's form (a 64-hex key, Unix seconds: the
+        // original writes universal time) whose key does not check out
+        // was changed after it was written: not mapped as the original's.
+        Err(why)
+            if why == "event_key does not match the content"
+                && raw_ts < UNIVERSAL_TO_UNIX
+                && s("event_key").is_some_and(|k| {
+                    k.len() == 64 && k.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+                }) =>
+        {
+            return Err(format!(
+                "a cairn log line whose {why} (changed after it was written?)"
+            ));
+        }
+        Err(_) => {}
+    }
     let ts = if raw_ts >= UNIVERSAL_TO_UNIX {
         raw_ts - UNIVERSAL_TO_UNIX
     } else {
