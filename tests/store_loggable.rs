@@ -300,6 +300,46 @@ fn a_forged_line_with_a_taken_event_id_never_replaces_the_event() {
     assert_eq!(texts, ["the acknowledged text"]);
 }
 
+/// A copy of an acknowledged line under a new event id (its key still
+/// checks out: the id is not part of it), placed before the real line:
+/// `rebuild --from-logs` keeps the database's id and names the copy.
+#[test]
+fn a_copied_line_under_a_new_id_never_renames_the_event() {
+    let (t, db) = project();
+    let store = Store::open(&db).unwrap();
+    let slug = "2026-12-01-copied-target";
+    store
+        .write(&[
+            NewEvent::task_create("s1", 1, slug, None, None),
+            NewEvent::observation("s1", 2, slug, "the acknowledged text"),
+        ])
+        .unwrap();
+    let ids = |store: &Store| -> Vec<String> {
+        store
+            .events()
+            .unwrap()
+            .iter()
+            .map(|e| e.event_id.clone())
+            .collect()
+    };
+    let before = ids(&store);
+    let log = t
+        .path()
+        .join(".cairn/tasks")
+        .join(slug)
+        .join("events.ndjson");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let real = text.lines().nth(1).unwrap().to_string();
+    let mut copy = cairn::store::log::LogLine::parse(&real).unwrap().line;
+    copy.event_id = "01ZZZZZZZZZZZZZZZZZZZZZZZZ".to_string();
+    let first = text.lines().next().unwrap();
+    std::fs::write(&log, format!("{first}\n{}{real}\n", copy.encode())).unwrap();
+    let report = store.rebuild_from_logs().unwrap().unwrap();
+    assert_eq!(report.malformed, 1);
+    assert_eq!(ids(&store), before);
+    assert!(store.verify().unwrap().ok);
+}
+
 /// Hostile run L3: a handoff note of a task with a long non-ASCII name goes
 /// to its bounded log folder (before: the raw slug as a folder name, `File
 /// name too long`, nothing recorded).

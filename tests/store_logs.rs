@@ -1430,3 +1430,49 @@ fn a_deleted_log_is_named_and_rebuild_from_logs_writes_it_back() {
         )
     );
 }
+
+/// A torn last line that still shows its event's key (a write cut short):
+/// the event counts as missing from its log, and `rebuild --from-logs`
+/// writes it again after the torn line, which stays named as malformed.
+#[test]
+fn a_torn_line_is_written_again_by_rebuild_from_logs() {
+    let t = tempfile::tempdir().unwrap();
+    let repo = t.path().join("r");
+    init_repo(&repo);
+    let a = create(&repo, "alpha task here");
+    call(
+        &repo,
+        "observe",
+        json!({"task_id": a, "text": "first note"}),
+    );
+    call(
+        &repo,
+        "observe",
+        json!({"task_id": a, "text": "second note text"}),
+    );
+    let log = repo.join(".cairn/tasks").join(&a).join("events.ndjson");
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::write(&log, &text[..text.len() - 40]).unwrap();
+    let shown = log.display().to_string();
+    let (out, _, code) = cairn_in(&repo, &["verify"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("logs: FAILED — 1 database events missing from their task logs, 0 log lines missing from the database (1 logs, 2 lines, 1 malformed)"),
+        "{out}"
+    );
+    let (out, err, code) = cairn_in(&repo, &["rebuild", "--from-logs"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let (out, _, code) = cairn_in(&repo, &["verify"]);
+    assert_eq!(
+        (out.as_str(), code),
+        (
+            format!(
+                "verify: ok — projection is a faithful fold of 3 events\n\
+                 logs: ok — every event is in its task's log and every log line is in the database (1 logs, 3 lines, 1 malformed)\n\
+                 malformed: {shown}:3: not JSON\n"
+            )
+            .as_str(),
+            0
+        )
+    );
+}

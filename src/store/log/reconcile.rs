@@ -245,7 +245,9 @@ impl Store {
     /// 3.1 GB at 100k): in the same transaction the database's events are
     /// first copied aside (their seq, id, key and task: the temporary
     /// table [`OLD_EVENTS`]) and deleted; a line whose id an old event
-    /// holds with other content is skipped as before; the whole
+    /// holds with other content is skipped as before, and so is a line
+    /// whose content an old event holds under another id (the database's
+    /// event keeps its id); the whole
     /// projection is folded again; and if an old event is not among the
     /// lines ([`refuse_to_drop`]) everything rolls back.
     fn ingest_streaming(
@@ -265,8 +267,11 @@ impl Store {
         if clear {
             tx.execute_batch(&format!(
                 "DROP TABLE IF EXISTS {OLD_EVENTS};
-                 CREATE TEMP TABLE {OLD_EVENTS} AS
-                   SELECT seq, event_id, event_key, task_id FROM main.events;
+                 CREATE TEMP TABLE {OLD_EVENTS} (
+                   event_key TEXT PRIMARY KEY, event_id TEXT NOT NULL,
+                   task_id TEXT NOT NULL, seq INTEGER NOT NULL) WITHOUT ROWID;
+                 INSERT INTO {OLD_EVENTS}
+                   SELECT event_key, event_id, task_id, seq FROM main.events;
                  CREATE INDEX {OLD_EVENTS}_id ON {OLD_EVENTS_NAME} (event_id);
                  DELETE FROM main.events;"
             ))?;
@@ -318,11 +323,7 @@ impl Store {
         })?;
         let seen = admit.into_seen();
         if clear {
-            refuse_to_drop(
-                &tx,
-                &seen,
-                &format!("SELECT event_key, task_id FROM {OLD_EVENTS} ORDER BY seq"),
-            )?;
+            refuse_to_drop(&tx, &seen)?;
             tx.execute_batch(&format!("DROP TABLE {OLD_EVENTS}"))?;
         } else if changed.is_empty() {
             return Ok(Some(report));
@@ -685,6 +686,9 @@ struct Admit<'c> {
     known: rusqlite::CachedStatement<'c>,
     /// `SELECT event_key FROM events WHERE event_id = ?`.
     id_owner: rusqlite::CachedStatement<'c>,
+    /// `rebuild --from-logs`: `SELECT event_id FROM` [`OLD_EVENTS`] `WHERE
+    /// event_key = ?` (the id the database held the content under).
+    key_owner: Option<rusqlite::CachedStatement<'c>>,
     /// The content keys taken so far.
     seen: KeySet,
     /// The event ids taken so far.
@@ -702,6 +706,7 @@ impl<'c> Admit<'c> {
         Ok(Admit {
             known: conn.prepare_cached("SELECT 1 FROM events WHERE event_key = ?1")?,
             id_owner: conn.prepare_cached("SELECT event_key FROM events WHERE event_id = ?1")?,
+            key_owner: None,
             seen: KeySet::default(),
             ids: IdSet::default(),
             db_empty,
@@ -718,6 +723,9 @@ impl<'c> Admit<'c> {
             id_owner: conn.prepare_cached(&format!(
                 "SELECT event_key FROM {OLD_EVENTS} WHERE event_id = ?1"
             ))?,
+            key_owner: Some(conn.prepare_cached(&format!(
+                "SELECT event_id FROM {OLD_EVENTS} WHERE event_key = ?1"
+            ))?),
             seen: KeySet::default(),
             ids: IdSet::default(),
             db_empty: false,
@@ -779,7 +787,18 @@ impl<'c> Admit<'c> {
                 .query_row(params![p.line.event_id], |r| r.get(0))
                 .optional()?
         };
+        // `rebuild --from-logs`: the content the database held keeps the
+        // id it had (a copy of a line under a new id is not taken).
+        let held_as: Option<String> = match self.key_owner.as_mut() {
+            Some(stmt) => stmt
+                .query_row(params![p.line.event_key], |r| r.get(0))
+                .optional()?,
+            None => None,
+        };
         let why = match taken {
+            _ if held_as.as_ref().is_some_and(|id| *id != p.line.event_id) => {
+                Some("the database holds the same event under another id")
+            }
             Some(k) if k != p.line.event_key => {
                 Some("the database holds a different event under that id")
             }
@@ -925,28 +944,31 @@ impl IdSet {
 /// events are replaced by those lines. Errors:
 /// [`StoreError::RebuildWouldDrop`] naming how many are missing and the
 /// first one's task, [`StoreError::Sqlite`].
-fn refuse_to_drop(conn: &Connection, in_logs: &KeySet, old: &str) -> Result<(), StoreError> {
-    let mut stmt = conn.prepare(old)?;
+fn refuse_to_drop(conn: &Connection, in_logs: &KeySet) -> Result<(), StoreError> {
+    let mut stmt = conn.prepare(&format!("SELECT event_key, task_id, seq FROM {OLD_EVENTS}"))?;
     let mut rows = stmt.query([])?;
     let mut missing = 0;
-    let mut first = None;
+    // The first missing event in arrival order (the copy is kept by key).
+    let mut first: Option<(i64, String)> = None;
     while let Some(r) = rows.next()? {
         let key: String = r.get(0)?;
         if !in_logs.contains(&key) {
             missing += 1;
-            if first.is_none() {
-                first = Some(r.get::<_, String>(1)?);
+            let seq: i64 = r.get(2)?;
+            if first.as_ref().is_none_or(|(s, _)| seq < *s) {
+                first = Some((seq, r.get::<_, String>(1)?));
             }
         }
     }
     match first {
-        Some(first) => Err(StoreError::RebuildWouldDrop { missing, first }),
+        Some((_, first)) => Err(StoreError::RebuildWouldDrop { missing, first }),
         None => Ok(()),
     }
 }
 
-/// Appends the `lines` whose keys the log at `path` lacks, in one write
-/// under the file's exclusive `flock`. Returns how many were appended.
+/// Appends the `lines` whose keys the log at `path` lacks (a line there
+/// counts when it parses and its key checks out), in one write under the
+/// file's exclusive `flock`. Returns how many were appended.
 fn export_file(path: &Path, lines: &[LogLine]) -> Result<usize, StoreError> {
     let io = |e| StoreError::io(path, e);
     let mut file = super::append::open_for_append(path)?;
@@ -960,7 +982,17 @@ fn export_file(path: &Path, lines: &[LogLine]) -> Result<usize, StoreError> {
         return Err(io(std::io::Error::other("larger than the log size cap")));
     }
     let text = String::from_utf8_lossy(&bytes);
-    let have: HashSet<&str> = text.split('\n').filter_map(quick_key).collect();
+    // A line counts only when it is whole and its key checks out: a torn
+    // or edited line that still shows the key is not the event's record.
+    let wanted: HashSet<&str> = lines.iter().map(|l| l.event_key.as_str()).collect();
+    let have: HashSet<&str> = text
+        .split('\n')
+        .filter_map(|raw| {
+            let k = quick_key(raw)?;
+            (wanted.contains(k) && LogLine::parse(raw).is_ok_and(|p| p.line.event_key == k))
+                .then_some(k)
+        })
+        .collect();
     let mut out = String::new();
     let mut n = 0;
     for l in lines {
