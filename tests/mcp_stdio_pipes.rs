@@ -57,6 +57,35 @@ fn nonblocking(fd: &OwnedFd) -> bool {
     flags & libc::O_NONBLOCK != 0
 }
 
+/// `cairn serve` in `dir` on the given stdio.
+fn serve(
+    dir: &tempfile::TempDir,
+    stdin: impl Into<Stdio>,
+    stdout: impl Into<Stdio>,
+    stderr: impl Into<Stdio>,
+) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("serve")
+        .current_dir(dir.path())
+        .env_remove("CAIRN_DB")
+        .stdin(stdin)
+        .stdout(stdout)
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
+/// The lines read from `from` up to and including the answer to id 2.
+fn through_id_2(from: &mut impl std::io::BufRead) -> String {
+    let mut out = String::new();
+    while !out.contains(r#""id":2"#) {
+        let mut line = String::new();
+        assert!(from.read_line(&mut line).unwrap() > 0, "{out}");
+        out.push_str(&line);
+    }
+    out
+}
+
 #[test]
 fn stdin_and_stdout_as_files() {
     let dir = project();
@@ -81,15 +110,7 @@ fn stdin_and_stdout_as_files() {
 fn stdout_and_stderr_on_one_pipe() {
     let dir = project();
     let (read, write) = pipe();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("serve")
-        .current_dir(dir.path())
-        .env_remove("CAIRN_DB")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::from(write.try_clone().unwrap()))
-        .stderr(Stdio::from(write))
-        .spawn()
-        .unwrap();
+    let mut child = serve(&dir, Stdio::piped(), write.try_clone().unwrap(), write);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(LINES.as_bytes()).unwrap();
     drop(stdin);
@@ -107,24 +128,16 @@ fn shared_pipes_are_left_blocking() {
     let dir = project();
     let (in_read, in_write) = pipe();
     let (out_read, out_write) = pipe();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("serve")
-        .current_dir(dir.path())
-        .env_remove("CAIRN_DB")
-        .stdin(Stdio::from(in_read.try_clone().unwrap()))
-        .stdout(Stdio::from(out_write.try_clone().unwrap()))
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = serve(
+        &dir,
+        in_read.try_clone().unwrap(),
+        out_write.try_clone().unwrap(),
+        Stdio::null(),
+    );
     let mut to = std::fs::File::from(in_write);
     to.write_all(LINES.as_bytes()).unwrap();
     let mut from = std::io::BufReader::new(std::fs::File::from(out_read.try_clone().unwrap()));
-    let mut out = String::new();
-    while !out.contains(r#""id":2"#) {
-        let mut line = String::new();
-        assert!(std::io::BufRead::read_line(&mut from, &mut line).unwrap() > 0);
-        out.push_str(&line);
-    }
+    let out = through_id_2(&mut from);
     assert!(
         nonblocking(&in_read),
         "stdin is read through epoll while serving"
@@ -160,24 +173,16 @@ fn a_stop_signal_ends_the_session_and_leaves_shared_pipes_blocking() {
         let dir = project();
         let (in_read, in_write) = pipe();
         let (out_read, out_write) = pipe();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .arg("serve")
-            .current_dir(dir.path())
-            .env_remove("CAIRN_DB")
-            .stdin(Stdio::from(in_read.try_clone().unwrap()))
-            .stdout(Stdio::from(out_write.try_clone().unwrap()))
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = serve(
+            &dir,
+            in_read.try_clone().unwrap(),
+            out_write.try_clone().unwrap(),
+            Stdio::null(),
+        );
         let mut to = std::fs::File::from(in_write);
         to.write_all(LINES.as_bytes()).unwrap();
         let mut from = std::io::BufReader::new(std::fs::File::from(out_read.try_clone().unwrap()));
-        let mut out = String::new();
-        while !out.contains(r#""id":2"#) {
-            let mut line = String::new();
-            assert!(std::io::BufRead::read_line(&mut from, &mut line).unwrap() > 0);
-            out.push_str(&line);
-        }
+        let out = through_id_2(&mut from);
         assert!(nonblocking(&in_read), "stdin is read through epoll");
         // SAFETY: kill(2) on our own child's pid.
         assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
@@ -199,24 +204,11 @@ fn a_stop_signal_ends_the_session_and_leaves_shared_pipes_blocking() {
 #[test]
 fn a_client_that_stops_reading_ends_the_session() {
     let dir = project();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("serve")
-        .current_dir(dir.path())
-        .env_remove("CAIRN_DB")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = serve(&dir, Stdio::piped(), Stdio::piped(), Stdio::piped());
     let mut to = child.stdin.take().unwrap();
     to.write_all(LINES.as_bytes()).unwrap();
     let mut from = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut out = String::new();
-    while !out.contains(r#""id":2"#) {
-        let mut line = String::new();
-        assert!(std::io::BufRead::read_line(&mut from, &mut line).unwrap() > 0);
-        out.push_str(&line);
-    }
+    let out = through_id_2(&mut from);
     assert_eq!(created(&out), format!("Created {}-wire-cache.", today()));
     drop(from);
     to.write_all(
@@ -275,23 +267,12 @@ fn peak_kib(pid: u32) -> u64 {
 fn pipelined_requests_wait_for_their_answers_to_be_read() {
     const N: usize = 600;
     let dir = project();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("serve")
-        .current_dir(dir.path())
-        .env_remove("CAIRN_DB")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = serve(&dir, Stdio::piped(), Stdio::piped(), Stdio::null());
     let mut to = child.stdin.take().unwrap();
     let mut from = std::io::BufReader::new(child.stdout.take().unwrap());
     to.write_all(LINES.as_bytes()).unwrap();
+    through_id_2(&mut from);
     let mut line = String::new();
-    while !line.contains(r#""id":2"#) {
-        line.clear();
-        assert!(std::io::BufRead::read_line(&mut from, &mut line).unwrap() > 0);
-    }
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     // 32 KB a request (a `_meta` pad): 19 MB, over a pipe's buffer and
     // the 8 MiB of requests the server holds past its bound.

@@ -32,6 +32,29 @@ fn with_task(slug: &str) -> (tempfile::TempDir, Store) {
     (t, store)
 }
 
+/// A project whose store holds task `slug` and one acknowledged note:
+/// (its folder, the store, the task's log, the log's two lines).
+fn with_note(slug: &str) -> (tempfile::TempDir, Store, PathBuf, [String; 2]) {
+    let (t, db) = project();
+    let store = Store::open(&db).unwrap();
+    store
+        .write(&[
+            NewEvent::task_create("s1", 1, slug, None, None),
+            NewEvent::observation("s1", 2, slug, "the acknowledged text"),
+        ])
+        .unwrap();
+    let log = t
+        .path()
+        .join(".cairn/tasks")
+        .join(slug)
+        .join("events.ndjson");
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines = text.lines().map(str::to_string);
+    let first = lines.next().unwrap();
+    let real = lines.next().unwrap();
+    (t, store, log, [first, real])
+}
+
 /// Both directions of `verify` hold with no malformed line, and
 /// `rebuild --from-logs` keeps all `events`.
 fn assert_round_trip(store: &Store, events: i64) {
@@ -245,22 +268,7 @@ fn a_log_past_the_write_cap_is_still_read_back() {
 /// malformed instead of failing.
 #[test]
 fn a_forged_line_with_a_taken_event_id_never_replaces_the_event() {
-    let (t, db) = project();
-    let store = Store::open(&db).unwrap();
-    let slug = "2026-12-01-forged-target";
-    store
-        .write(&[
-            NewEvent::task_create("s1", 1, slug, None, None),
-            NewEvent::observation("s1", 2, slug, "the acknowledged text"),
-        ])
-        .unwrap();
-    let log = t
-        .path()
-        .join(".cairn/tasks")
-        .join(slug)
-        .join("events.ndjson");
-    let text = std::fs::read_to_string(&log).unwrap();
-    let real = text.lines().nth(1).unwrap().to_string();
+    let (_t, store, log, [first, real]) = with_note("2026-12-01-forged-target");
     let mut forged = cairn::store::log::LogLine::parse(&real).unwrap().line;
     forged.data = cairn::store::event::canonical_json(&serde_json::json!({"text": "forged text"}));
     forged.event_key = cairn::store::event::event_key(
@@ -270,7 +278,6 @@ fn a_forged_line_with_a_taken_event_id_never_replaces_the_event() {
         &forged.session_id,
         &forged.data,
     );
-    let first = text.lines().next().unwrap();
     std::fs::write(&log, format!("{first}\n{}{real}\n", forged.encode())).unwrap();
     let check = store.check_logs().unwrap().unwrap();
     assert!(check.ok(), "{check:?}");
@@ -305,15 +312,7 @@ fn a_forged_line_with_a_taken_event_id_never_replaces_the_event() {
 /// `rebuild --from-logs` keeps the database's id and names the copy.
 #[test]
 fn a_copied_line_under_a_new_id_never_renames_the_event() {
-    let (t, db) = project();
-    let store = Store::open(&db).unwrap();
-    let slug = "2026-12-01-copied-target";
-    store
-        .write(&[
-            NewEvent::task_create("s1", 1, slug, None, None),
-            NewEvent::observation("s1", 2, slug, "the acknowledged text"),
-        ])
-        .unwrap();
+    let (_t, store, log, [first, real]) = with_note("2026-12-01-copied-target");
     let ids = |store: &Store| -> Vec<String> {
         store
             .events()
@@ -323,16 +322,8 @@ fn a_copied_line_under_a_new_id_never_renames_the_event() {
             .collect()
     };
     let before = ids(&store);
-    let log = t
-        .path()
-        .join(".cairn/tasks")
-        .join(slug)
-        .join("events.ndjson");
-    let text = std::fs::read_to_string(&log).unwrap();
-    let real = text.lines().nth(1).unwrap().to_string();
     let mut copy = cairn::store::log::LogLine::parse(&real).unwrap().line;
     copy.event_id = "01ZZZZZZZZZZZZZZZZZZZZZZZZ".to_string();
-    let first = text.lines().next().unwrap();
     std::fs::write(&log, format!("{first}\n{}{real}\n", copy.encode())).unwrap();
     let report = store.rebuild_from_logs().unwrap().unwrap();
     assert_eq!(report.malformed, 1);

@@ -165,7 +165,7 @@ fn query_on(store: DbRef<'_>, args: &QueryArgs, text: &str) -> anyhow::Result<Ex
     Ok(match result {
         Ok(out) => {
             emit(&out)?;
-            if matches!(args.format, Format::Text) && out.contains(TRUNCATED) {
+            if matches!(args.format, Format::Text) && out.contains(crate::tq::render::CUT) {
                 emit_err(TRUNCATED_HELP);
             }
             ExitCode::SUCCESS
@@ -185,10 +185,6 @@ fn query_on(store: DbRef<'_>, args: &QueryArgs, text: &str) -> anyhow::Result<Ex
         }
     })
 }
-
-/// How the text of a result cut at its budget (`crate::tq::render`)
-/// announces the cut.
-const TRUNCATED: &str = "\n… truncated: showing ";
 
 /// The line `cairn query` adds on stderr under a text cut at its budget
 /// (16,000 characters, the MCP text's): the JSON is not cut.

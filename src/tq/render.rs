@@ -262,10 +262,14 @@ pub fn task_lines(t: &TaskRow, enriched: bool) -> String {
     s
 }
 
+/// How the continuation line of a text cut at [`TEXT_BUDGET`] begins
+/// (after its newline): `… truncated: showing K of N tasks; …`.
+pub const CUT: &str = "\n… truncated: showing ";
+
 /// The continuation line after `shown` (≥ 1) of `total` tasks.
 fn continuation(shown: usize, total: usize) -> String {
     format!(
-        "\n… truncated: showing {shown} of {}; narrow the query or add (:take {shown}).",
+        "{CUT}{shown} of {}; narrow the query or add (:take {shown}).",
         plural(total, "task")
     )
 }
